@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One-time set-up on a fresh machine (Rust, gcc and Python 3 with pip are assumed; no root, no cmake, no
+# CUDA needed). Safe to run again: every step is skipped once done.
+#
+#   scripts/setup.sh           CMake >= 3.26 for the bundled static HDF5 build, into .tools/cmake
+#   scripts/setup.sh --test    also the Python packages the interoperability tests use (segyio, h5py,
+#                              numpy; each test checks our files against these independent readers)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools=.tools
+mkdir -p "$tools"
+
+pip_install() { # target, packages...
+  local target=$1; shift
+  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+    --target "$target" "$@" 2>&1 | grep -v -e 'Running pip as the' -e '^$' || true
+}
+
+cmake_bin=$tools/cmake/cmake/data/bin/cmake
+if [ ! -x "$cmake_bin" ]; then
+  echo "setup: installing CMake >= 3.26 from PyPI into $tools/cmake (needed to build HDF5 statically)"
+  pip_install "$tools/cmake" 'cmake>=3.26,<4'
+fi
+"$cmake_bin" --version | head -n 1 | sed 's/^/setup: /'
+
+if [ "${1:-}" = "--test" ]; then
+  if ! PYTHONPATH=$tools/py python3 -c 'import segyio, h5py, numpy' 2>/dev/null; then
+    echo "setup: installing segyio, h5py and numpy into $tools/py (independent readers for the tests)"
+    pip_install "$tools/py" segyio h5py numpy
+  fi
+fi

@@ -1,0 +1,1 @@
+//! The CUDA backend (cudarc, dynamically loaded): device discovery, pinned staging, cuFFT, NVRTC kernels.

@@ -1,0 +1,1 @@
+//! Post-stack depth migration: the plan, the methods and the CPU engine.

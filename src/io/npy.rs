@@ -1,0 +1,1 @@
+//! NumPy `.npy` arrays (version 1.0, little-endian float32, C order) for sub-volumes and slices.

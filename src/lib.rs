@@ -1,0 +1,19 @@
+//! seisimage: FFT-based depth migration of 3-D post-stack seismic volumes on the GPU or the CPU, with
+//! SEG-Y / HDF5 input and interpretable outputs.
+//!
+//! The data flow, module by module: [`io`] reads a volume into the [`volume`] model; [`window`] tapers and
+//! plans the padding; [`imaging`] migrates on the CPU (and [`gpu`] on a CUDA device) only what was asked;
+//! [`render`] and [`io`] write the products. [`job`] turns a TOML job file into a validated job.
+
+pub mod cancel;
+pub mod error;
+pub mod gpu;
+pub mod imaging;
+pub mod io;
+pub mod render;
+pub mod synth;
+pub mod velocity;
+pub mod volume;
+pub mod window;
+
+pub use error::{Error, Result};

@@ -1,0 +1,3 @@
+fn main() {
+    println!("seisimage {}", env!("CARGO_PKG_VERSION"));
+}
