@@ -1,0 +1,45 @@
+//! Per-stage wall times and bytes moved, for the run manifest and the benchmark.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// One stage of a run: how long it took and how many bytes it moved or produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageStat {
+    pub name: String,
+    pub seconds: f64,
+    pub bytes: u64,
+}
+
+/// What a run did, stage by stage, and the bytes that crossed the PCIe bus each way.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunStats {
+    pub stages: Vec<StageStat>,
+    pub host_to_device_bytes: u64,
+    pub device_to_host_bytes: u64,
+}
+
+impl RunStats {
+    /// Record a stage measured elsewhere (for example with device events). Repeated names accumulate.
+    pub fn add(&mut self, name: &str, elapsed: Duration, bytes: u64) {
+        if let Some(s) = self.stages.iter_mut().find(|s| s.name == name) {
+            s.seconds += elapsed.as_secs_f64();
+            s.bytes += bytes;
+        } else {
+            self.stages.push(StageStat { name: name.to_string(), seconds: elapsed.as_secs_f64(), bytes });
+        }
+    }
+
+    /// Run `f` as a stage timed by the host clock.
+    pub fn time<T>(&mut self, name: &str, bytes: u64, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        self.add(name, t.elapsed(), bytes);
+        out
+    }
+
+    pub fn seconds(&self, name: &str) -> Option<f64> {
+        self.stages.iter().find(|s| s.name == name).map(|s| s.seconds)
+    }
+}
