@@ -13,9 +13,7 @@ pub fn install_signal_handlers() -> std::io::Result<()> {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe {
-            signal_hook::low_level::register(sig, move || {
-                STOP.store(sig as usize, Ordering::SeqCst)
-            })?;
+            signal_hook::low_level::register(sig, move || STOP.store(sig as usize, Ordering::SeqCst))?;
         }
     }
     Ok(())

@@ -36,26 +36,15 @@ impl fmt::Display for Location {
 pub enum Error {
     /// An operating-system I/O error on a named file.
     #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
 
     /// A file whose content is malformed or unsupported.
     #[error("{}{location}: {message}", path.display())]
-    Format {
-        path: PathBuf,
-        location: Location,
-        message: String,
-    },
+    Format { path: PathBuf, location: Location, message: String },
 
     /// A job description (config file or command-line override) that is wrong.
     #[error("{}{location}: {message}", source_name)]
-    Config {
-        source_name: String,
-        location: Location,
-        message: String,
-    },
+    Config { source_name: String, location: Location, message: String },
 
     /// A request that does not fit the data (a line number that is not in the survey, an empty box, ...).
     #[error("{0}")]
@@ -78,30 +67,15 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
-        Error::Io {
-            path: path.as_ref().to_path_buf(),
-            source,
-        }
+        Error::Io { path: path.as_ref().to_path_buf(), source }
     }
 
     pub fn format(path: impl AsRef<Path>, location: Location, message: impl Into<String>) -> Self {
-        Error::Format {
-            path: path.as_ref().to_path_buf(),
-            location,
-            message: message.into(),
-        }
+        Error::Format { path: path.as_ref().to_path_buf(), location, message: message.into() }
     }
 
-    pub fn config(
-        source_name: impl Into<String>,
-        location: Location,
-        message: impl Into<String>,
-    ) -> Self {
-        Error::Config {
-            source_name: source_name.into(),
-            location,
-            message: message.into(),
-        }
+    pub fn config(source_name: impl Into<String>, location: Location, message: impl Into<String>) -> Self {
+        Error::Config { source_name: source_name.into(), location, message: message.into() }
     }
 
     /// Exit code a scheduler sees: 2 for usage and configuration errors, 130/143 for signals, 1 otherwise.

@@ -48,21 +48,13 @@ impl LineAxis {
     pub fn index_range(&self, lo: i64, hi: i64) -> Range<usize> {
         let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
         let start = ((lo - self.first).max(0) + self.step - 1) / self.step;
-        let end = if hi < self.first {
-            0
-        } else {
-            ((hi - self.first) / self.step + 1).min(self.len as i64)
-        };
+        let end = if hi < self.first { 0 } else { ((hi - self.first) / self.step + 1).min(self.len as i64) };
         let start = (start as usize).min(self.len);
         start..(end as usize).max(start)
     }
 
     pub fn sub(&self, r: Range<usize>) -> LineAxis {
-        LineAxis {
-            first: self.value(r.start),
-            step: self.step,
-            len: r.len(),
-        }
+        LineAxis { first: self.value(r.start), step: self.step, len: r.len() }
     }
 }
 
@@ -128,12 +120,7 @@ impl SampleAxis {
     }
 
     pub fn sub(&self, r: Range<usize>) -> SampleAxis {
-        SampleAxis {
-            origin: self.value(r.start),
-            step: self.step,
-            len: r.len(),
-            domain: self.domain,
-        }
+        SampleAxis { origin: self.value(r.start), step: self.step, len: r.len(), domain: self.domain }
     }
 }
 
@@ -158,18 +145,12 @@ impl CoordTransform {
 
     /// Distance between adjacent inlines and between adjacent crosslines.
     pub fn bin_size(&self) -> [f64; 2] {
-        [
-            self.per_iline[0].hypot(self.per_iline[1]),
-            self.per_xline[0].hypot(self.per_xline[1]),
-        ]
+        [self.per_iline[0].hypot(self.per_iline[1]), self.per_xline[0].hypot(self.per_xline[1])]
     }
 
     /// The same map for a grid that starts at `(il0, xl0)` of this one.
     pub fn shifted(&self, il0: usize, xl0: usize) -> CoordTransform {
-        CoordTransform {
-            origin: self.xy(il0 as f64, xl0 as f64),
-            ..*self
-        }
+        CoordTransform { origin: self.xy(il0 as f64, xl0 as f64), ..*self }
     }
 }
 
@@ -189,13 +170,7 @@ impl Geometry {
     /// A fully live geometry without coordinates.
     pub fn regular(ilines: LineAxis, xlines: LineAxis, samples: SampleAxis) -> Self {
         let n = ilines.len * xlines.len;
-        Geometry {
-            ilines,
-            xlines,
-            samples,
-            coords: None,
-            live: vec![true; n],
-        }
+        Geometry { ilines, xlines, samples, coords: None, live: vec![true; n] }
     }
 
     /// `[n_iline, n_xline, n_sample]`.
@@ -216,21 +191,14 @@ impl Geometry {
     }
 
     pub fn full_box(&self) -> IndexBox {
-        IndexBox {
-            il: 0..self.ilines.len,
-            xl: 0..self.xlines.len,
-            s: 0..self.samples.len,
-        }
+        IndexBox { il: 0..self.ilines.len, xl: 0..self.xlines.len, s: 0..self.samples.len }
     }
 
     /// The geometry of a box cut from this one.
     pub fn subset(&self, b: &IndexBox) -> Geometry {
         let nx = self.xlines.len;
         let live =
-            b.il.clone()
-                .flat_map(|i| b.xl.clone().map(move |j| (i, j)))
-                .map(|(i, j)| self.live[i * nx + j])
-                .collect();
+            b.il.clone().flat_map(|i| b.xl.clone().map(move |j| (i, j))).map(|(i, j)| self.live[i * nx + j]).collect();
         Geometry {
             ilines: self.ilines.sub(b.il.clone()),
             xlines: self.xlines.sub(b.xl.clone()),
@@ -389,10 +357,7 @@ pub struct Volume {
 impl Volume {
     pub fn zeros(geometry: Geometry) -> Self {
         let n = geometry.n_values();
-        Volume {
-            geometry,
-            data: vec![0.0; n],
-        }
+        Volume { geometry, data: vec![0.0; n] }
     }
 
     /// Read a whole source into memory.
@@ -423,10 +388,7 @@ impl Volume {
                 data.extend_from_slice(&self.trace(i, j)[b.s.clone()]);
             }
         }
-        Volume {
-            geometry: self.geometry.subset(b),
-            data,
-        }
+        Volume { geometry: self.geometry.subset(b), data }
     }
 }
 
@@ -441,11 +403,7 @@ impl VolumeReader for Volume {
 
     fn read_box(&self, b: &IndexBox, out: &mut [f32]) -> Result<()> {
         if out.len() != b.len() {
-            return Err(Error::Request(format!(
-                "read_box: buffer holds {} values, box needs {}",
-                out.len(),
-                b.len()
-            )));
+            return Err(Error::Request(format!("read_box: buffer holds {} values, box needs {}", out.len(), b.len())));
         }
         let ns = b.s.len();
         let mut k = 0;
@@ -480,12 +438,7 @@ mod tests {
 
     #[test]
     fn sample_axis_lookup() {
-        let a = SampleAxis {
-            origin: 4.0,
-            step: 4.0,
-            len: 10,
-            domain: Domain::Time,
-        }; // 4..=40
+        let a = SampleAxis { origin: 4.0, step: 4.0, len: 10, domain: Domain::Time }; // 4..=40
         assert_eq!(a.nearest_index(4.0), Some(0));
         assert_eq!(a.nearest_index(9.9), Some(1));
         assert_eq!(a.nearest_index(41.9), Some(9));
@@ -500,12 +453,7 @@ mod tests {
         let g = Geometry::regular(
             LineAxis::new(1, 1, 3),
             LineAxis::new(10, 5, 4),
-            SampleAxis {
-                origin: 0.0,
-                step: 2.0,
-                len: 6,
-                domain: Domain::Time,
-            },
+            SampleAxis { origin: 0.0, step: 2.0, len: 6, domain: Domain::Time },
         );
         let mut v = Volume::zeros(g);
         for (k, x) in v.data.iter_mut().enumerate() {
@@ -513,20 +461,9 @@ mod tests {
         }
         let b = v
             .geometry
-            .index_box(&ValueBox {
-                iline: Some([2, 3]),
-                xline: Some([15, 20]),
-                sample: Some([2.0, 6.0]),
-            })
+            .index_box(&ValueBox { iline: Some([2, 3]), xline: Some([15, 20]), sample: Some([2.0, 6.0]) })
             .unwrap();
-        assert_eq!(
-            b,
-            IndexBox {
-                il: 1..3,
-                xl: 1..3,
-                s: 1..4
-            }
-        );
+        assert_eq!(b, IndexBox { il: 1..3, xl: 1..3, s: 1..4 });
         let c = v.cut(&b);
         assert_eq!(c.geometry.shape(), [2, 2, 3]);
         assert_eq!(c.geometry.ilines.first, 2);
@@ -537,12 +474,6 @@ mod tests {
         let mut out = vec![0.0; b.len()];
         v.read_box(&b, &mut out).unwrap();
         assert_eq!(out, c.data);
-        assert!(v
-            .geometry
-            .index_box(&ValueBox {
-                iline: Some([7, 9]),
-                ..Default::default()
-            })
-            .is_err());
+        assert!(v.geometry.index_box(&ValueBox { iline: Some([7, 9]), ..Default::default() }).is_err());
     }
 }

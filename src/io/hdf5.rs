@@ -18,9 +18,7 @@ pub struct Hdf5Options {
 
 impl Default for Hdf5Options {
     fn default() -> Self {
-        Hdf5Options {
-            dataset: DEFAULT_DATASET.into(),
-        }
+        Hdf5Options { dataset: DEFAULT_DATASET.into() }
     }
 }
 
@@ -31,11 +29,7 @@ pub struct Hdf5Reader {
 
 impl Hdf5Reader {
     pub fn open(path: &Path, _opts: &Hdf5Options) -> Result<Self> {
-        Err(crate::error::Error::format(
-            path,
-            crate::error::Location::File,
-            "HDF5 reader not written yet",
-        ))
+        Err(crate::error::Error::format(path, crate::error::Location::File, "HDF5 reader not written yet"))
     }
 }
 

@@ -44,10 +44,7 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
     if hint != FileFormat::Auto {
         return Ok(hint);
     }
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
+    let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
         Some("sgy" | "segy" | "seg") => return Ok(FileFormat::Segy),
         Some("h5" | "hdf5" | "hdf" | "he5") => return Ok(FileFormat::Hdf5),

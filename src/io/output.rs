@@ -19,17 +19,9 @@ impl TempOutput {
     /// Reserve a temporary name next to `final_path` (same folder, so the rename is atomic).
     pub fn new(final_path: impl AsRef<Path>) -> Self {
         let final_path = final_path.as_ref().to_path_buf();
-        let name = final_path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let temp_path =
-            final_path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-        TempOutput {
-            final_path,
-            temp_path,
-            committed: false,
-        }
+        let name = final_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let temp_path = final_path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+        TempOutput { final_path, temp_path, committed: false }
     }
 
     /// Where to write now.
@@ -88,11 +80,7 @@ mod tests {
             std::fs::write(t.path(), b"half").unwrap();
             assert!(t.path().exists());
         }
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            0,
-            "temporary file must be removed on drop"
-        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "temporary file must be removed on drop");
         write_atomic(&target, b"whole").unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"whole");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);

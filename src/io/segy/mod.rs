@@ -49,11 +49,7 @@ pub struct SegyReader {
 
 impl SegyReader {
     pub fn open(path: &Path, _opts: &SegyOptions) -> Result<Self> {
-        Err(crate::error::Error::format(
-            path,
-            crate::error::Location::File,
-            "SEG-Y reader not written yet",
-        ))
+        Err(crate::error::Error::format(path, crate::error::Location::File, "SEG-Y reader not written yet"))
     }
 }
 
