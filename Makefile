@@ -3,16 +3,18 @@
 #   make test   build, then run the whole test suite (what CI runs)
 
 CARGO ?= cargo
-export SEISIMAGE_INTEROP_TESTS := 1
-export SEISIMAGE_PYTHONPATH := $(CURDIR)/.tools/py
 
-.PHONY: demo test setup
-setup:
+.PHONY: demo test
+demo:
 	@scripts/setup.sh
-
-demo: setup
 	$(CARGO) run --release -- run configs/demo.toml
 
+# The test run requires the independent readers (segyio, h5py, numpy) and NVRTC that `setup.sh --test`
+# installs: the variables below make the tests that use them fail rather than skip.
+test: export SEISIMAGE_INTEROP_TESTS = 1
+test: export SEISIMAGE_PYTHONPATH = $(CURDIR)/.tools/py
+test: export SEISIMAGE_NVRTC_TESTS = 1
+test: export LD_LIBRARY_PATH := $(CURDIR)/.tools/nvrtc/nvidia/cu13/lib$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 test:
 	@scripts/setup.sh --test
 	$(CARGO) test --release

@@ -1,0 +1,250 @@
+//! A thin, explicit layer over the CUDA driver: one context, streams, events, device and pinned buffers,
+//! pitched copies and kernel launches.
+//!
+//! cudarc's safe types track every buffer use with events so that mistakes cannot race; the engine instead
+//! orders its streams itself with events it records on purpose, so that no synchronisation happens that the
+//! pipeline did not ask for. Event tracking is therefore switched off and buffers here are plain allocations.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudarc::driver::{result as cu, sys as cusys, CudaContext, CudaEvent, CudaStream, DeviceRepr};
+
+use super::runtime::{driver_error, DeviceInfo};
+use crate::error::{Error, Result};
+
+/// Turn a driver error into our error, saying what we were doing.
+pub fn check<T>(what: &str, r: std::result::Result<T, cu::DriverError>) -> Result<T> {
+    r.map_err(|e| Error::Gpu(format!("{what}: {}", driver_error(e))))
+}
+
+/// One device, its context, and the streams of the pipeline.
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub info: DeviceInfo,
+}
+
+impl Gpu {
+    pub fn open(info: DeviceInfo) -> Result<Self> {
+        let ctx = check("creating a CUDA context", CudaContext::new(info.ordinal))?;
+        // SAFETY: every buffer of this backend is ordered by explicit events (see the module comment).
+        unsafe { ctx.disable_event_tracking() };
+        Ok(Gpu { ctx, info })
+    }
+
+    pub fn stream(&self) -> Result<Arc<CudaStream>> {
+        check("creating a stream", self.ctx.new_stream())
+    }
+
+    /// An event that can time (`CU_EVENT_DEFAULT`).
+    pub fn timing_event(&self) -> Result<CudaEvent> {
+        check("creating an event", self.ctx.new_event(Some(cusys::CUevent_flags::CU_EVENT_DEFAULT)))
+    }
+
+    /// An event used only for ordering streams (cheaper than a timing event).
+    pub fn sync_event(&self) -> Result<CudaEvent> {
+        check("creating an event", self.ctx.new_event(None))
+    }
+
+    pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        DeviceBuffer::new(&self.ctx, len)
+    }
+
+    /// Page-locked host memory that the CPU reads and writes at full speed (not write-combined).
+    pub fn alloc_pinned<T: DeviceRepr + Copy + Default>(&self, len: usize) -> Result<PinnedBuffer<T>> {
+        PinnedBuffer::new(&self.ctx, len)
+    }
+
+    /// (free, total) device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        check("querying device memory", self.ctx.mem_get_info())
+    }
+}
+
+/// Device memory from a plain `cuMemAlloc` (never managed memory), freed on drop.
+pub struct DeviceBuffer<T> {
+    ptr: cusys::CUdeviceptr,
+    len: usize,
+    ctx: Arc<CudaContext>,
+    _t: PhantomData<T>,
+}
+
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+        let bytes = len.max(1) * std::mem::size_of::<T>();
+        check("binding the context", ctx.bind_to_thread())?;
+        // SAFETY: a plain allocation; freed in Drop.
+        let ptr = unsafe { cu::malloc_sync(bytes) }.map_err(|e| {
+            Error::Gpu(format!("allocating {:.1} MiB of device memory: {}", bytes as f64 / 1048576.0, driver_error(e)))
+        })?;
+        Ok(DeviceBuffer { ptr, len, ctx: ctx.clone(), _t: PhantomData })
+    }
+
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Pointer to element `i`.
+    pub fn ptr_at(&self, i: usize) -> u64 {
+        debug_assert!(i <= self.len);
+        self.ptr + (i * std::mem::size_of::<T>()) as u64
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+
+    pub fn zero_async(&self, stream: &CudaStream) -> Result<()> {
+        // SAFETY: the range is this allocation.
+        check("clearing device memory", unsafe { cu::memset_d8_async(self.ptr, 0, self.bytes(), stream.cu_stream()) })
+    }
+
+    /// Copy `src` (pinned for asynchronous behaviour) into elements `offset..` of this buffer.
+    pub fn upload_async(&self, offset: usize, src: &PinnedBuffer<T>, n: usize, stream: &CudaStream) -> Result<()>
+    where
+        T: Copy + Default,
+    {
+        assert!(offset + n <= self.len && n <= src.len());
+        // SAFETY: both ranges lie in their allocations; the caller keeps `src` alive and untouched until an
+        // event recorded after this copy has completed.
+        check("copying host to device", unsafe {
+            cu::memcpy_htod_async(self.ptr_at(offset), &src.as_slice_unsynced()[..n], stream.cu_stream())
+        })
+    }
+
+    /// Copy elements `offset..offset+n` into a pinned buffer.
+    pub fn download_async(&self, offset: usize, dst: &mut PinnedBuffer<T>, n: usize, stream: &CudaStream) -> Result<()>
+    where
+        T: Copy + Default,
+    {
+        assert!(offset + n <= self.len && n <= dst.len());
+        // SAFETY: as for upload_async.
+        check("copying device to host", unsafe {
+            cu::memcpy_dtoh_async(&mut dst.as_mut_slice_unsynced()[..n], self.ptr_at(offset), stream.cu_stream())
+        })
+    }
+}
+
+impl<T> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: allocated by cuMemAlloc in `new`; nothing uses it after drop (the engine synchronises its
+        // streams before its buffers go).
+        unsafe {
+            let _ = cu::free_sync(self.ptr);
+        }
+    }
+}
+
+/// Page-locked host memory. The CPU side is not synchronised: the owner orders its use with events.
+pub struct PinnedBuffer<T> {
+    ptr: *mut T,
+    len: usize,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: plain memory; access is ordered by the owner.
+unsafe impl<T: Send> Send for PinnedBuffer<T> {}
+unsafe impl<T: Sync> Sync for PinnedBuffer<T> {}
+
+impl<T: Copy + Default> PinnedBuffer<T> {
+    fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+        let bytes = len.max(1) * std::mem::size_of::<T>();
+        check("binding the context", ctx.bind_to_thread())?;
+        // SAFETY: flags 0 = cached, portable within this context; freed in Drop.
+        let ptr = unsafe { cu::malloc_host(bytes, 0) }.map_err(|e| {
+            Error::Gpu(format!(
+                "allocating {:.1} MiB of pinned host memory: {}",
+                bytes as f64 / 1048576.0,
+                driver_error(e)
+            ))
+        })? as *mut T;
+        // Touch every page once now, so the first real use does not pay for it.
+        // SAFETY: freshly allocated, `len` elements.
+        unsafe { std::slice::from_raw_parts_mut(ptr, len).fill(T::default()) };
+        Ok(PinnedBuffer { ptr, len, ctx: ctx.clone() })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The host view. The caller must have waited for every copy that uses this buffer.
+    pub fn as_slice_unsynced(&self) -> &[T] {
+        // SAFETY: valid allocation of `len` elements.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+
+    pub fn as_mut_slice_unsynced(&mut self) -> &mut [T] {
+        // SAFETY: valid allocation of `len` elements, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
+    pub fn host_ptr(&self) -> *const c_void {
+        self.ptr as *const c_void
+    }
+}
+
+impl<T> Drop for PinnedBuffer<T> {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: allocated by cuMemHostAlloc in `new`.
+        unsafe {
+            let _ = cu::free_host(self.ptr as *mut c_void);
+        }
+    }
+}
+
+/// Copy `rows` rows of `row_bytes` from host memory with pitch `src_pitch` to device memory with pitch
+/// `dst_pitch`: how traces of `nt` samples land in rows padded to the FFT length, with no extra pass.
+///
+/// # Safety
+/// Both ranges must lie in live allocations, and the host memory must stay untouched until the copy is done.
+pub unsafe fn copy_2d_h2d(
+    dst: u64,
+    dst_pitch: usize,
+    src: *const c_void,
+    src_pitch: usize,
+    row_bytes: usize,
+    rows: usize,
+    stream: &CudaStream,
+) -> Result<()> {
+    let p = cusys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: cusys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        srcHost: src,
+        srcDevice: 0,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: src_pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: cusys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dst_pitch,
+        WidthInBytes: row_bytes,
+        Height: rows,
+    };
+    check("pitched copy host to device", cusys::cuMemcpy2DAsync_v2(&p, stream.cu_stream()).result())
+}
+
+/// Milliseconds between two recorded timing events (waits for the second).
+pub fn elapsed_ms(start: &CudaEvent, end: &CudaEvent) -> Result<f64> {
+    check("waiting for an event", end.synchronize())?;
+    check("reading an event timer", start.elapsed_ms(end)).map(|ms| ms as f64)
+}

@@ -1,0 +1,98 @@
+//! The CUDA kernels: sources embedded from `kernels/`, compiled once per run by NVRTC for the device's
+//! architecture, and loaded as one module.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+
+use crate::error::{Error, Result};
+
+/// Kernel sources in the order they are concatenated (helpers first). `#line` directives keep NVRTC's
+/// messages pointing at the right file and line.
+pub const SOURCES: &[(&str, &str)] = &[
+    ("common.cuh", include_str!("../../kernels/common.cuh")),
+    ("spectrum.cu", include_str!("../../kernels/spectrum.cu")),
+];
+
+/// Every `extern "C" __global__` function in the sources.
+pub fn kernel_names() -> Vec<&'static str> {
+    let mut names = Vec::new();
+    for (_, src) in SOURCES {
+        let mut rest = *src;
+        while let Some(i) = rest.find("__global__ void ") {
+            let after = &rest[i + "__global__ void ".len()..];
+            let end = after.find('(').unwrap_or(0);
+            names.push(after[..end].trim());
+            rest = &after[end..];
+        }
+    }
+    names
+}
+
+/// The whole program as NVRTC sees it.
+pub fn program_source() -> String {
+    let mut s = String::new();
+    for (name, src) in SOURCES {
+        s.push_str(&format!("#line 1 \"{name}\"\n"));
+        s.push_str(src);
+        s.push('\n');
+    }
+    s
+}
+
+/// NVRTC's architecture name for a compute capability, e.g. (9, 0) → "sm_90".
+pub fn arch_name(cc: (i32, i32)) -> &'static str {
+    // NVRTC wants a &'static str; the handful of names are interned once.
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let name = format!("sm_{}{}", cc.0, cc.1);
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.iter().find(|n| **n == name) {
+        return n;
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.push(leaked);
+    leaked
+}
+
+/// Compile the program to PTX for `arch`. `fast_math` trades accuracy of sin/cos/sqrt for speed.
+pub fn compile(arch: &'static str, fast_math: bool) -> Result<Ptx> {
+    compile_source(&program_source(), arch, fast_math)
+}
+
+/// Compile any CUDA source; a failure carries NVRTC's log.
+pub fn compile_source(source: &str, arch: &'static str, fast_math: bool) -> Result<Ptx> {
+    let mut options = vec!["--std=c++17".to_string()];
+    if fast_math {
+        options.push("--use_fast_math".into());
+    }
+    let opts = CompileOptions { arch: Some(arch), options, name: Some("seisimage.cu".into()), ..Default::default() };
+    cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| match e {
+        CompileError::CompileError { log, .. } => {
+            Error::Gpu(format!("NVRTC could not compile the kernels for {arch}:\n{}", log.to_string_lossy()))
+        }
+        other => Error::Gpu(format!("NVRTC failed for {arch}: {other:?}")),
+    })
+}
+
+/// The loaded kernels of one run.
+pub struct Kernels {
+    functions: HashMap<&'static str, CudaFunction>,
+}
+
+impl Kernels {
+    pub fn load(ctx: &Arc<CudaContext>, ptx: Ptx) -> Result<Self> {
+        let module = super::device::check("loading the kernel module", ctx.load_module(ptx))?;
+        let mut functions = HashMap::new();
+        for name in kernel_names() {
+            let f = super::device::check(&format!("finding kernel {name}"), module.load_function(name))?;
+            functions.insert(name, f);
+        }
+        Ok(Kernels { functions })
+    }
+
+    pub fn get(&self, name: &str) -> &CudaFunction {
+        self.functions.get(name).unwrap_or_else(|| panic!("kernel {name} is not in kernels/ (a programming error)"))
+    }
+}

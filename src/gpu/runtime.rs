@@ -1,0 +1,125 @@
+//! Finding out whether a CUDA device is usable here, without ever letting a missing library panic.
+//!
+//! cudarc loads libcuda, libnvrtc and libcufft on first use and panics when one is missing, so every entry
+//! point of the GPU backend goes through [`probe`] first, which checks each library's presence and turns
+//! every failure into a sentence a user can act on.
+
+use serde::Serialize;
+
+use cudarc::driver::{result as cu, sys as cusys};
+
+/// One CUDA device as the driver reports it.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub total_memory_bytes: u64,
+    pub free_memory_bytes: u64,
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: i32,
+    pub pci_bus_id: i32,
+}
+
+/// What the GPU runtime offers on this machine.
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuRuntime {
+    /// CUDA version supported by the driver, e.g. (13, 0).
+    pub driver_cuda_version: (i32, i32),
+    pub nvrtc_version: (i32, i32),
+    pub cufft_version: i32,
+    pub devices: Vec<DeviceInfo>,
+}
+
+/// Why no GPU can be used, in words.
+#[derive(Clone, Debug, Serialize, thiserror::Error)]
+#[error("{0}")]
+pub struct Unavailable(pub String);
+
+/// Presence of the three dynamically loaded libraries.
+pub fn libraries_present() -> [(&'static str, bool); 3] {
+    // SAFETY: these only try to dlopen the library by its usual names.
+    unsafe {
+        [
+            ("libcuda (the NVIDIA driver)", cudarc::driver::sys::is_culib_present()),
+            ("libnvrtc (CUDA runtime compiler)", cudarc::nvrtc::sys::is_culib_present()),
+            ("libcufft (CUDA FFT library)", cudarc::cufft::sys::is_culib_present()),
+        ]
+    }
+}
+
+/// Check the libraries and the driver, and list the devices.
+pub fn probe() -> Result<GpuRuntime, Unavailable> {
+    let missing: Vec<&str> = libraries_present().iter().filter(|(_, ok)| !ok).map(|(n, _)| *n).collect();
+    if !missing.is_empty() {
+        return Err(Unavailable(format!(
+            "no usable CUDA installation: cannot load {} (install the NVIDIA driver and CUDA 13 libraries, or \
+             add their folder to LD_LIBRARY_PATH)",
+            missing.join(", ")
+        )));
+    }
+    cu::init().map_err(|e| Unavailable(format!("the NVIDIA driver did not initialise: {}", driver_error(e))))?;
+    let count =
+        cu::device::get_count().map_err(|e| Unavailable(format!("cannot count CUDA devices: {}", driver_error(e))))?;
+    if count == 0 {
+        return Err(Unavailable("the NVIDIA driver is installed but reports no CUDA device".into()));
+    }
+    let mut v = 0;
+    // SAFETY: plain out-parameter call into the loaded driver.
+    unsafe { cusys::cuDriverGetVersion(&mut v) }
+        .result()
+        .map_err(|e| Unavailable(format!("cannot read the driver version: {}", driver_error(e))))?;
+    let driver_cuda_version = (v / 1000, (v % 1000) / 10);
+
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: out-parameters; libnvrtc is present (checked above).
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| Unavailable(format!("cannot read the NVRTC version: {e:?}")))?;
+    let cufft_version = cudarc::cufft::result::get_version()
+        .map_err(|e| Unavailable(format!("cannot read the cuFFT version: {e:?}")))?;
+
+    let devices = (0..count as usize).map(device_info).collect::<Result<Vec<_>, _>>()?;
+    Ok(GpuRuntime { driver_cuda_version, nvrtc_version: (major, minor), cufft_version, devices })
+}
+
+fn device_info(ordinal: usize) -> Result<DeviceInfo, Unavailable> {
+    let fail = |what: &str, e: cu::DriverError| {
+        Unavailable(format!("device {ordinal}: cannot read {what}: {}", driver_error(e)))
+    };
+    let dev = cu::device::get(ordinal as i32).map_err(|e| fail("the handle", e))?;
+    let name = cu::device::get_name(dev).map_err(|e| fail("the name", e))?;
+    // SAFETY: `dev` is a valid device handle from the driver.
+    let attr = |a| unsafe { cu::device::get_attribute(dev, a) };
+    use cusys::CUdevice_attribute::*;
+    let major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).map_err(|e| fail("the compute capability", e))?;
+    let minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).map_err(|e| fail("the compute capability", e))?;
+    let multiprocessors = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).map_err(|e| fail("the SM count", e))?;
+    let pci_bus_id = attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID).map_err(|e| fail("the PCI bus id", e))?;
+    // SAFETY: as above.
+    let total = unsafe { cu::device::total_mem(dev) }.map_err(|e| fail("the memory size", e))? as u64;
+    // Free memory needs a context; the primary context is shared with the engine, so retaining it is cheap.
+    let free = cudarc::driver::CudaContext::new(ordinal)
+        .and_then(|ctx| ctx.mem_get_info())
+        .map(|(free, _)| free as u64)
+        .map_err(|e| fail("the free memory (creating a context failed)", e))?;
+    Ok(DeviceInfo {
+        ordinal,
+        name,
+        total_memory_bytes: total,
+        free_memory_bytes: free,
+        compute_capability: (major, minor),
+        multiprocessors,
+        pci_bus_id,
+    })
+}
+
+/// A driver error as "NAME: description".
+pub fn driver_error(e: cu::DriverError) -> String {
+    let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+    let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    if text.is_empty() {
+        name
+    } else {
+        format!("{name}: {text}")
+    }
+}
