@@ -195,7 +195,11 @@ pub(crate) fn frame(data: &Canvas, rows: &PlotAxis, cols: &PlotAxis, legend: &Le
     let right_edge = bar_left + bar_block.max(m.width_of(&note)) + m.pad;
     let title_width = legend.title.map_or(0, |t| m.width_of(t) + 2 * m.pad);
     let width = right_edge.max(title_width);
-    let height = top + bar_height + m.frame + m.pad + m.text + m.pad;
+    // The row title is centred on the data, but moved down and given room when it is longer than the data.
+    let row_title = rows.title();
+    let row_title_length = m.width_of(&row_title);
+    let row_title_top = (top + h / 2).saturating_sub(row_title_length / 2).max(m.pad);
+    let height = (top + bar_height + m.frame + m.pad + m.text + m.pad).max(row_title_top + row_title_length + m.pad);
 
     let mut canvas = Canvas::new(width, height, WHITE);
     let (left_i, top_i, f) = (left as i64, top as i64, m.frame as i64);
@@ -227,9 +231,7 @@ pub(crate) fn frame(data: &Canvas, rows: &PlotAxis, cols: &PlotAxis, legend: &Le
         let x = left_i - f - tick - s - m.width_of(&t.label) as i64;
         canvas.text(x, y - m.cap as i64 / 2, &t.label, m.scale, BLACK, Direction::Across);
     }
-    let row_title = rows.title();
-    let y = top_i + h as i64 / 2 - m.width_of(&row_title) as i64 / 2;
-    canvas.text(pad, y, &row_title, m.scale, BLACK, Direction::Up);
+    canvas.text(pad, row_title_top as i64, &row_title, m.scale, BLACK, Direction::Up);
 
     // Colour bar, right of the data: the positive clip at the top.
     let bar_x = bar_left as i64;
