@@ -1,0 +1,119 @@
+//! The JSON file written next to every image: what its axes are, which pixel shows which line, time or
+//! depth, and how amplitudes became colours, so that the picture can be read, measured and reproduced.
+
+use serde::{Deserialize, Serialize};
+
+use super::clip::ClipSource;
+use super::resample::Aspect;
+use super::{Colormap, PlotAxis};
+
+/// Everything needed to read an image quantitatively.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sidecar {
+    /// File name of the image (in the same folder as the sidecar).
+    pub image: String,
+    /// Size of the whole image in pixels.
+    pub width: u32,
+    pub height: u32,
+    /// The vertical axis: pixel rows, its first sample at the top.
+    pub rows: AxisRecord,
+    /// The horizontal axis: pixel columns, its first sample on the left.
+    pub cols: AxisRecord,
+    pub colormap: Colormap,
+    /// Which colour is which sign, in words.
+    pub polarity: String,
+    pub clip: ClipRecord,
+    /// Colour of samples without a finite value.
+    pub no_data_rgb: [u8; 3],
+    /// How many samples of the slice were NaN or infinite.
+    pub nonfinite_samples: usize,
+    pub aspect: Aspect,
+    pub vertical_exaggeration: f64,
+    pub title: Option<String>,
+    /// The program and version that drew the image.
+    pub software: String,
+}
+
+/// One axis of the slice and where it lies in the image.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AxisRecord {
+    pub name: String,
+    pub unit: String,
+    /// Value of the first and last samples.
+    pub first: f64,
+    pub last: f64,
+    pub step: f64,
+    /// Number of samples.
+    pub n: usize,
+    /// True distance between samples in metres, where known.
+    pub spacing_m: Option<f64>,
+    /// The pixels (columns for `cols`, rows for `rows`) of the whole image that show this axis.
+    pub pixel_first: u32,
+    pub pixel_count: u32,
+    /// The value shown by the centre of pixel `p` (counted in the whole image) is
+    /// `value_at_pixel_zero + value_per_pixel · p`; the pixel nearest a value `v` is
+    /// `round((v − value_at_pixel_zero) / value_per_pixel)`.
+    pub value_at_pixel_zero: f64,
+    pub value_per_pixel: f64,
+}
+
+impl AxisRecord {
+    /// Record `axis` drawn on `pixel_count` pixels starting at `pixel_first`. Sample `i` covers pixels
+    /// `[pixel_first + i · k, pixel_first + (i + 1) · k)` with `k = pixel_count / n`, its value at the centre.
+    pub(crate) fn new(axis: &PlotAxis, pixel_first: usize, pixel_count: usize) -> Self {
+        let samples_per_pixel = axis.len as f64 / pixel_count as f64;
+        let value_per_pixel = axis.step * samples_per_pixel;
+        // Centre of pixel p is at p + 0.5; its sample coordinate is (p + 0.5 − first) · spp − 0.5.
+        let value_at_pixel_zero = axis.origin + axis.step * ((0.5 - pixel_first as f64) * samples_per_pixel - 0.5);
+        AxisRecord {
+            name: axis.name.clone(),
+            unit: axis.unit.clone(),
+            first: axis.origin,
+            last: axis.last(),
+            step: axis.step,
+            n: axis.len,
+            spacing_m: axis.spacing_m,
+            pixel_first: pixel_first as u32,
+            pixel_count: pixel_count as u32,
+            value_at_pixel_zero,
+            value_per_pixel,
+        }
+    }
+
+    /// The value shown at the centre of image pixel `p`.
+    pub fn value_at_pixel(&self, p: u32) -> f64 {
+        self.value_at_pixel_zero + self.value_per_pixel * p as f64
+    }
+
+    /// The image pixel nearest to `value` (which may lie outside the data area).
+    pub fn pixel_of_value(&self, value: f64) -> i64 {
+        ((value - self.value_at_pixel_zero) / self.value_per_pixel).round() as i64
+    }
+}
+
+/// The clip: amplitudes in `[-value, value]` span the colour map.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClipRecord {
+    pub value: f32,
+    #[serde(flatten)]
+    pub source: ClipSource,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pixel_mapping_puts_sample_centres_in_the_middle_of_their_cells() {
+        // 10 depth samples from 100 m every 5 m, on 40 pixels starting at image row 30: 4 pixels a sample.
+        let axis =
+            PlotAxis { name: "depth".into(), unit: "m".into(), origin: 100.0, step: 5.0, len: 10, spacing_m: None };
+        let r = AxisRecord::new(&axis, 30, 40);
+        // Sample 0 covers rows 30..34, its centre on the boundary of rows 31 and 32.
+        assert!((r.value_at_pixel(31) - (100.0 - 5.0 / 8.0)).abs() < 1e-9);
+        assert!((r.value_at_pixel(32) - (100.0 + 5.0 / 8.0)).abs() < 1e-9);
+        assert_eq!(r.pixel_of_value(145.0), 30 + 9 * 4 + 2);
+        assert!((30..34).contains(&r.pixel_of_value(100.0)));
+        assert_eq!((r.first, r.last, r.n), (100.0, 145.0, 10));
+    }
+}
