@@ -85,8 +85,23 @@ fn time_volume_round_trips_uncompressed() {
     assert_eq!(s.sample.source, AxisSource::Dataset("/twt".into()));
     assert_eq!((s.live_mask, s.missing_traces), (None, 0));
     assert!(s.notes.is_empty(), "{:?}", s.notes);
+    let names: Vec<&str> = s.attributes.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "domain",
+            "iline_first",
+            "iline_step",
+            "sample_origin",
+            "sample_step",
+            "sample_unit",
+            "xline_first",
+            "xline_step"
+        ]
+    );
     assert_eq!(s.attributes["domain"], "time");
     assert_eq!(s.attributes["iline_step"], 2);
+    assert_eq!(s.attributes["sample_step"], 4.0);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
 }
 

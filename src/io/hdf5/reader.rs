@@ -636,11 +636,13 @@ fn describe_filter(filter: &Filter) -> String {
     }
 }
 
-/// The attributes of `dataset` as JSON values; one that cannot be read says why instead.
+/// The attributes of `dataset` as JSON values; one that cannot be read says why instead. The
+/// dimension-scale bookkeeping (`DIMENSION_LIST`, `DIMENSION_LABELS`) is left out: the axes show it.
 fn attributes_of(dataset: &Dataset) -> BTreeMap<String, serde_json::Value> {
     let names = dataset.attr_names().unwrap_or_default();
     names
         .into_iter()
+        .filter(|name| !name.starts_with("DIMENSION_"))
         .map(|name| {
             let value = match dataset.attr(&name).and_then(|a| raw::read_attr(&a)) {
                 Ok(v) => v.to_json(),
