@@ -20,7 +20,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location};
-use crate::volume::Domain;
+use crate::volume::{Domain, IndexBox};
 
 pub use reader::{AxisSource, AxisSummary, Hdf5Reader, Hdf5Summary};
 pub use writer::{write_volume, Hdf5WriteOptions, Hdf5Writer, DEFAULT_CHUNK};
@@ -94,6 +94,21 @@ fn split_dataset_path(file: &Path, dataset: &str) -> crate::Result<(String, Stri
         Some((group, name)) => (format!("/{group}"), name.to_string()),
         None => ("/".to_string(), trimmed.to_string()),
     })
+}
+
+/// Refuse a box that is not inside `shape`, or a buffer that does not hold exactly the box's values.
+fn check_box(file: &Path, b: &IndexBox, shape: [usize; 3], values: usize) -> crate::Result<()> {
+    let ranges = [&b.il, &b.xl, &b.s];
+    if ranges.iter().zip(shape).any(|(r, n)| r.start > r.end || r.end > n) {
+        return Err(Error::Request(format!(
+            "{}: the box {b:?} is not inside the volume's shape {shape:?}",
+            file.display()
+        )));
+    }
+    if values != b.len() {
+        return Err(Error::Request(format!("{}: {values} values for a box of {}", file.display(), b.len())));
+    }
+    Ok(())
 }
 
 /// The path of a dataset named `name` in `group`.

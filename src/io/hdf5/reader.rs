@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::raw::{self, AttrValue, H5Context};
 use super::{
-    domain_name, join, line_attr_names, parse_domain, parse_sample_unit, split_dataset_path, Hdf5Options,
+    check_box, domain_name, join, line_attr_names, parse_domain, parse_sample_unit, split_dataset_path, Hdf5Options,
     ATTR_COORD_ORIGIN, ATTR_COORD_PER_ILINE, ATTR_COORD_PER_XLINE, ATTR_DOMAIN, ATTR_SAMPLE_ORIGIN, ATTR_SAMPLE_STEP,
     ATTR_SAMPLE_UNIT, ATTR_UNITS, ILINE, LIVE, SAMPLE_AXES, XLINE,
 };
@@ -99,8 +99,7 @@ impl Hdf5Reader {
         let file_len = std::fs::metadata(path).at(path)?.len();
         let file =
             File::open(path).doing(path, || "cannot open it as HDF5 (not an HDF5 file, or a damaged one)".into())?;
-        let dataset = open_volume(path, &file, &dataset_path, file_len)?;
-        let [n_il, n_xl, n_s] = <[usize; 3]>::try_from(dataset.shape()).expect("open_volume checked the rank");
+        let (dataset, [n_il, n_xl, n_s]) = open_volume(path, &file, &dataset_path, file_len)?;
 
         let mut scan = Scan::new(path, &file, &group_path, &dataset, &dataset_path)?;
         let (ilines, il_source) = scan.line_axis(ILINE, n_il, "the inlines")?;
@@ -159,14 +158,7 @@ impl VolumeReader for Hdf5Reader {
     }
 
     fn read_box(&self, b: &IndexBox, out: &mut [f32]) -> Result<()> {
-        if out.len() != b.len() {
-            return Err(Error::Request(format!("read_box: buffer holds {} values, box needs {}", out.len(), b.len())));
-        }
-        let shape = self.geometry.shape();
-        let ranges = [&b.il, &b.xl, &b.s];
-        if ranges.iter().zip(shape).any(|(r, n)| r.start > r.end || r.end > n) {
-            return Err(Error::Request(format!("read_box: box {b:?} is not inside the volume's shape {shape:?}")));
-        }
+        check_box(&self.path, b, self.geometry.shape(), out.len())?;
         if b.is_empty() {
             return Ok(());
         }
@@ -181,7 +173,7 @@ impl VolumeReader for Hdf5Reader {
 
 /// Open the volume dataset and check that it is one: three non-empty dimensions of numbers, and no more
 /// traces than a file of its size can describe (the live mask and the axes are allocated per trace).
-fn open_volume(path: &Path, file: &File, dataset_path: &str, file_len: u64) -> Result<Dataset> {
+fn open_volume(path: &Path, file: &File, dataset_path: &str, file_len: u64) -> Result<(Dataset, [usize; 3])> {
     let fail = |message: String| Error::format(path, Location::File, message);
     let dataset = match file.loc_type_by_name(dataset_path) {
         Ok(LocationType::Dataset) => file.dataset(dataset_path).doing(path, || format!("opening {dataset_path}"))?,
@@ -200,13 +192,13 @@ fn open_volume(path: &Path, file: &File, dataset_path: &str, file_len: u64) -> R
             return Err(fail(format!("no dataset {dataset_path}; {listing}")));
         }
     };
-    let shape = dataset.shape();
-    if shape.len() != 3 {
+    let dims = dataset.shape();
+    let Ok(shape) = <[usize; 3]>::try_from(dims.as_slice()) else {
         return Err(fail(format!(
-            "dataset {dataset_path} has {} dimensions {shape:?}; a volume needs 3: [iline][xline][sample]",
-            shape.len()
+            "dataset {dataset_path} has {} dimensions {dims:?}; a volume needs 3: [iline][xline][sample]",
+            dims.len()
         )));
-    }
+    };
     if shape.contains(&0) {
         return Err(fail(format!("dataset {dataset_path} is empty (shape {shape:?})")));
     }
@@ -222,7 +214,7 @@ fn open_volume(path: &Path, file: &File, dataset_path: &str, file_len: u64) -> R
              can describe"
         )));
     }
-    Ok(dataset)
+    Ok((dataset, shape))
 }
 
 /// Collect the paths of the 3-D datasets under `group`, following hard links only and to a limited depth,
@@ -258,6 +250,17 @@ struct Found {
     /// `None` for a companion dataset of one value.
     step: Option<f64>,
     source: AxisSource,
+}
+
+/// What a file says about the domain of its sample axis.
+struct SampleDomain {
+    domain: Domain,
+    /// The companion dataset (`twt` or `depth`) that is the axis, if there is one.
+    companion: Option<Domain>,
+    /// The domain attribute `sample_unit` implies, and the factor to the domain's unit.
+    unit: Option<(Domain, f64)>,
+    /// Whether the file said anything about the domain (time is assumed otherwise).
+    stated: bool,
 }
 
 /// The search for the axes of one volume dataset.
@@ -469,16 +472,17 @@ impl<'a> Scan<'a> {
         Ok((LineAxis::new(first.round() as i64, step.round() as i64, len), source))
     }
 
-    /// The sample axis: its domain from the companion's name, `sample_unit` and `domain` (which must agree),
-    /// its values from the companion dataset `twt` or `depth`, or else `sample_origin` / `sample_step`.
-    fn sample_axis(&mut self, len: usize) -> Result<(SampleAxis, AxisSource)> {
-        let parse_unit = |scan: &Self, (text, what): (String, String)| {
-            parse_sample_unit(&text).ok_or_else(|| {
-                scan.fail(format!("{what} is '{text}'; the sample axis is in ms or s (time), m or km (depth)"))
-            })
-        };
-        let unit_attr = match self.text_attr(ATTR_SAMPLE_UNIT)? {
-            Some(found) => Some(parse_unit(self, found)?),
+    fn sample_unit(&self, (text, what): (String, String)) -> Result<(Domain, f64)> {
+        parse_sample_unit(&text).ok_or_else(|| {
+            self.fail(format!("{what} is '{text}'; the sample axis is in ms or s (time), m or km (depth)"))
+        })
+    }
+
+    /// The domain of the sample axis, from the name of its companion dataset, `sample_unit` and `domain`,
+    /// which must agree; time when none of them is there.
+    fn sample_domain(&self) -> Result<SampleDomain> {
+        let unit = match self.text_attr(ATTR_SAMPLE_UNIT)? {
+            Some(found) => Some(self.sample_unit(found)?),
             None => None,
         };
         let domain_attr = match self.text_attr(ATTR_DOMAIN)? {
@@ -488,12 +492,11 @@ impl<'a> Scan<'a> {
             ),
             None => None,
         };
-
         let present: Vec<Domain> = SAMPLE_AXES.into_iter().filter(|d| self.has_dataset(d.axis_name())).collect();
-        let named = match present[..] {
+        let companion = match present[..] {
             [] => None,
             [domain] => Some(domain),
-            _ => Some(domain_attr.or(unit_attr.map(|(d, _)| d)).ok_or_else(|| {
+            _ => Some(domain_attr.or(unit.map(|(d, _)| d)).ok_or_else(|| {
                 self.fail(format!(
                     "both {} and {} lie beside {}, and neither attribute {ATTR_DOMAIN} nor {ATTR_SAMPLE_UNIT} says \
                      which one is its sample axis",
@@ -503,29 +506,32 @@ impl<'a> Scan<'a> {
                 ))
             })?),
         };
-
         let evidence = [
-            (named, "the name of its axis dataset"),
-            (unit_attr.map(|(d, _)| d), "attribute sample_unit"),
+            (companion, "the name of its axis dataset"),
+            (unit.map(|(d, _)| d), "attribute sample_unit"),
             (domain_attr, "attribute domain"),
         ];
-        let mut said = evidence.iter().filter_map(|&(d, by)| d.map(|d| (d, by)));
-        let domain = match said.next() {
-            Some((domain, by)) => {
-                if let Some((other, other_by)) = said.find(|&(d, _)| d != domain) {
-                    return Err(self.fail(format!(
-                        "the sample axis of {}: {by} says {}, {other_by} says {}",
-                        self.volume_path,
-                        domain_name(domain),
-                        domain_name(other)
-                    )));
-                }
-                domain
-            }
-            None => Domain::Time,
+        let mut said = evidence.into_iter().filter_map(|(d, by)| d.map(|d| (d, by)));
+        let Some((domain, by)) = said.next() else {
+            return Ok(SampleDomain { domain: Domain::Time, companion, unit, stated: false });
         };
+        if let Some((other, other_by)) = said.find(|&(d, _)| d != domain) {
+            return Err(self.fail(format!(
+                "the sample axis of {}: {by} says {}, {other_by} says {}",
+                self.volume_path,
+                domain_name(domain),
+                domain_name(other)
+            )));
+        }
+        Ok(SampleDomain { domain, companion, unit, stated: true })
+    }
 
-        let companion = match named {
+    /// The sample axis: its values from the companion dataset `twt` or `depth`, or else from
+    /// `sample_origin` / `sample_step`, converted to ms or m.
+    fn sample_axis(&mut self, len: usize) -> Result<(SampleAxis, AxisSource)> {
+        let SampleDomain { domain, companion, unit, stated } = self.sample_domain()?;
+        let attr_factor = unit.map_or(1.0, |(_, f)| f);
+        let companion = match companion {
             Some(domain) => self.companion(domain.axis_name(), &[len], "the samples")?,
             None => None,
         };
@@ -533,16 +539,14 @@ impl<'a> Scan<'a> {
             Some((path, ds)) => {
                 // The companion's own unit, else the volume's sample_unit, else the domain's unit.
                 let factor = match self.text(self.attr_of(&ds, &path, ATTR_UNITS)?)? {
-                    Some((text, what)) => {
-                        let (unit_domain, factor) = parse_unit(self, (text.clone(), what.clone()))?;
-                        if unit_domain != domain {
-                            return Err(
-                                self.fail(format!("{what} is '{text}', which is no unit of {}", domain_name(domain)))
-                            );
+                    Some((text, what)) => match self.sample_unit((text.clone(), what.clone()))? {
+                        (unit_domain, factor) if unit_domain == domain => factor,
+                        _ => {
+                            let message = format!("{what} is '{text}', which is no unit of {}", domain_name(domain));
+                            return Err(self.fail(message));
                         }
-                        factor
-                    }
-                    None => unit_attr.map_or(1.0, |(_, f)| f),
+                    },
+                    None => attr_factor,
                 };
                 let values: Vec<f64> = self.values(&path, &ds)?.into_iter().map(|v| v * factor).collect();
                 let (first, step) = self.spacing(&path, &values)?;
@@ -551,12 +555,11 @@ impl<'a> Scan<'a> {
             None => None,
         };
         let attrs = self.attr_pair([ATTR_SAMPLE_ORIGIN, ATTR_SAMPLE_STEP])?.map(|(origin, step)| {
-            let factor = unit_attr.map_or(1.0, |(_, f)| f);
             let mut names = vec![ATTR_SAMPLE_ORIGIN.to_string(), ATTR_SAMPLE_STEP.to_string()];
-            names.extend(unit_attr.map(|_| ATTR_SAMPLE_UNIT.to_string()));
-            Found { first: origin * factor, step: Some(step * factor), source: AxisSource::Attributes(names) }
+            names.extend(unit.map(|_| ATTR_SAMPLE_UNIT.to_string()));
+            Found { first: origin * attr_factor, step: Some(step * attr_factor), source: AxisSource::Attributes(names) }
         });
-        if attrs.is_some() && dataset.is_none() && evidence.iter().all(|(d, _)| d.is_none()) {
+        if attrs.is_some() && !stated {
             self.warn(format!(
                 "no {ATTR_SAMPLE_UNIT} or {ATTR_DOMAIN} attribute; the sample axis is taken as two-way time in ms"
             ));

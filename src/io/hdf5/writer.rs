@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use super::raw::{self, H5Context};
 use super::{
-    domain_name, line_attr_names, split_dataset_path, ATTR_COORD_ORIGIN, ATTR_COORD_PER_ILINE, ATTR_COORD_PER_XLINE,
-    ATTR_DOMAIN, ATTR_SAMPLE_ORIGIN, ATTR_SAMPLE_STEP, ATTR_SAMPLE_UNIT, ATTR_UNITS, DEFAULT_DATASET, ILINE, LIVE,
-    SAMPLE_AXES, XLINE,
+    check_box, domain_name, join, line_attr_names, split_dataset_path, ATTR_COORD_ORIGIN, ATTR_COORD_PER_ILINE,
+    ATTR_COORD_PER_XLINE, ATTR_DOMAIN, ATTR_SAMPLE_ORIGIN, ATTR_SAMPLE_STEP, ATTR_SAMPLE_UNIT, ATTR_UNITS,
+    DEFAULT_DATASET, ILINE, LIVE, SAMPLE_AXES, XLINE,
 };
 use crate::error::{Error, Result};
 use crate::io::TempOutput;
@@ -93,7 +93,7 @@ impl Hdf5Writer {
             let names: Vec<_> = reserved.collect();
             return request(format!("the volume dataset cannot be named {name}: {} are its axes", names.join(", ")));
         }
-        let dataset_path = super::join(&group_path, &name);
+        let dataset_path = join(&group_path, &name);
 
         let output = TempOutput::new(path);
         let file = File::create(output.path()).doing(path, || "creating the file".into())?;
@@ -118,22 +118,7 @@ impl Hdf5Writer {
     /// Write `data` (`[il][xl][s]` order, `b.len()` values) into box `b` of the volume.
     pub fn write_box(&mut self, b: &IndexBox, data: &[f32]) -> Result<()> {
         let path = self.output.final_path();
-        let ranges = [&b.il, &b.xl, &b.s];
-        if ranges.iter().zip(self.shape).any(|(r, n)| r.start > r.end || r.end > n) {
-            return Err(Error::Request(format!(
-                "{}: box {b:?} is not inside the volume's shape {:?}",
-                path.display(),
-                self.shape
-            )));
-        }
-        if data.len() != b.len() {
-            return Err(Error::Request(format!(
-                "{}: {} values given for a box of {} values",
-                path.display(),
-                data.len(),
-                b.len()
-            )));
-        }
+        check_box(path, b, self.shape, data.len())?;
         if b.is_empty() {
             return Ok(());
         }
