@@ -218,6 +218,21 @@ impl SegyWriter {
             ..self.common
         };
         self.samples.clear();
+        if !g.live[t] {
+            // Zero, whatever the caller computed there: the cell holds no data.
+            self.samples.resize(samples.len() * self.format.bytes(), 0);
+        } else {
+            self.encode(samples, &header)?;
+        }
+        let path = self.output.final_path();
+        self.file.write_all(&header.to_bytes(self.order)).at(path)?;
+        self.file.write_all(&self.samples).at(path)?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// The samples of a live trace in the file's format and byte order, into `self.samples`.
+    fn encode(&mut self, samples: &[f32], header: &TraceHeader) -> Result<()> {
         match self.format {
             SampleFormat::IbmF32 => {
                 for (k, &v) in samples.iter().enumerate() {
@@ -236,10 +251,6 @@ impl SegyWriter {
             }
             _ => self.samples.extend(samples.iter().flat_map(|&v| self.order.f32(v))),
         }
-        let path = self.output.final_path();
-        self.file.write_all(&header.to_bytes(self.order)).at(path)?;
-        self.file.write_all(&self.samples).at(path)?;
-        self.written += 1;
         Ok(())
     }
 
