@@ -50,13 +50,6 @@ impl ByteOrder {
             ByteOrder::Little => nom::number::Endianness::Little,
         }
     }
-
-    pub fn other(self) -> ByteOrder {
-        match self {
-            ByteOrder::Big => ByteOrder::Little,
-            ByteOrder::Little => ByteOrder::Big,
-        }
-    }
 }
 
 macro_rules! to_bytes_in_order {

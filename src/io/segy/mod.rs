@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Location, Result};
 
 pub use file::SegyFile;
-pub use geometry::Sorting;
+pub use geometry::{Direction, Grid, Sorting};
 pub use layout::{ByteOrder, ByteOrderSource};
 pub use reader::{SegyReader, SegySummary};
 pub use sample_format::SampleFormat;
