@@ -96,18 +96,16 @@ impl SegyFile {
             first_trace = binary.first_trace_offset;
         }
 
-        let first_header = |order| {
-            let bytes = map.get(first_trace as usize..first_trace as usize + TRACE_HEADER_LEN)?;
-            Some(TraceHeader::parse(bytes.try_into().expect("240 bytes"), order, &locations))
-        };
+        // The first trace header, when the file has one: fallbacks for the sample count and interval, and the
+        // time of the first sample.
+        let first = map
+            .get(first_trace as usize..first_trace as usize + TRACE_HEADER_LEN)
+            .map(|bytes| TraceHeader::parse(bytes.try_into().expect("240 bytes"), order, &locations));
         let samples = match layout::samples_per_trace(&binary) {
-            0 => first_header(order).map(|h| h.samples as u64).filter(|&n| n > 0).ok_or_else(|| {
-                fail(
-                    3220,
-                    "the sample count is 0 in binary header field 3221-3222 and in trace header field 115-116 of \
-                     the first trace"
-                        .into(),
-                )
+            0 => first.map(|h| h.samples as u64).filter(|&n| n > 0).ok_or_else(|| {
+                let why = "the sample count is 0 in binary header field 3221-3222 and in trace header field 115-116 \
+                           of the first trace";
+                fail(3220, why.into())
             })?,
             n => n,
         };
@@ -116,21 +114,19 @@ impl SegyFile {
         let trace_count = match layout::count_traces(len, first_trace, trace_size) {
             TraceCount::Whole(n) => n,
             TraceCount::Partial { complete, at, left } => {
-                return Err(fail(
-                    at,
-                    format!(
-                    "the file ends {left} bytes into trace {} (of {trace_size} bytes: {} header bytes and {samples} \
-                         samples of {} bytes); traces start at byte {first_trace}. The file is truncated, its traces \
-                         are not all the same length, or the binary header states the sample count or format wrongly",
+                let headers = TRACE_HEADER_LEN as u64 * (1 + extra_trace_headers);
+                let why = format!(
+                    "the file ends {left} bytes into trace {} (of {trace_size} bytes: {headers} header bytes and \
+                     {samples} samples of {} bytes); traces start at byte {first_trace}. The file is truncated, its \
+                     traces are not all the same length, or the binary header states the sample count or format \
+                     wrongly",
                     complete + 1,
-                    TRACE_HEADER_LEN as u64 * (1 + extra_trace_headers),
                     format.bytes()
-                ),
-                ))
+                );
+                return Err(fail(at, why));
             }
         };
 
-        let first = first_header(order);
         let interval = interval_override
             .or_else(|| layout::sample_interval(&binary))
             .or_else(|| first.map(|h| h.sample_interval as f64).filter(|&dt| dt > 0.0))

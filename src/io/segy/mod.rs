@@ -62,8 +62,9 @@ pub enum Endian {
     Little,
 }
 
-/// How to read a SEG-Y file's headers.
+/// How to read a SEG-Y file's headers. Every key is optional in a job file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SegyOptions {
     pub preset: HeaderPreset,
     /// Overrides of single byte locations (1-based); `None` keeps the preset's.
@@ -73,10 +74,8 @@ pub struct SegyOptions {
     pub y_byte: Option<u16>,
     pub endian: Endian,
     /// Sample format code to use instead of the one in the binary header (for files that state it wrongly).
-    #[serde(default)]
     pub sample_format: Option<u16>,
     /// Sample interval in ms (m for depth volumes) to use instead of the headers' (for files without one).
-    #[serde(default)]
     pub sample_interval: Option<f64>,
 }
 
@@ -120,5 +119,24 @@ impl SegyOptions {
                     .map_err(|e| Error::config("SEG-Y options", Location::File, format!("sample_format = {code}: {e}")))
             })
             .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_take_any_subset_of_keys_and_check_locations() {
+        let o: SegyOptions = toml::from_str("iline_byte = 9\nendian = \"little\"\nsample_interval = 2.0").unwrap();
+        assert_eq!(o.preset, HeaderPreset::Standard);
+        assert_eq!(o.locations().unwrap(), HeaderLocations { iline: 9, xline: 193, x: 181, y: 185 });
+        assert_eq!(o.interval_override().unwrap(), Some(2000.0));
+        let bad = SegyOptions { xline_byte: Some(238), ..o.clone() };
+        assert!(bad.locations().unwrap_err().to_string().contains("xline_byte = 238"));
+        let bad = SegyOptions { sample_format: Some(4), ..o.clone() };
+        assert!(bad.format_override().unwrap_err().to_string().contains("sample_format = 4"));
+        let bad = SegyOptions { sample_interval: Some(-1.0), ..o };
+        assert!(bad.interval_override().is_err());
     }
 }
