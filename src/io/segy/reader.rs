@@ -16,9 +16,11 @@ use crate::cancel;
 use crate::error::{Error, Result};
 use crate::volume::{Domain, Geometry, IndexBox, LineAxis, ValueBox, Volume, VolumeReader};
 
-/// Output bytes each parallel task decodes: large enough that scheduling costs nothing, small enough that
-/// a box of a few traces still spreads over the cores.
+/// Output bytes each parallel task decodes at most: large enough that scheduling costs nothing.
 const TASK_BYTES: usize = 1 << 18;
+/// Tasks per thread at least, so that boxes of short traces (a time slice touches one page per trace) still
+/// spread over the cores and balance.
+const TASKS_PER_THREAD: usize = 4;
 
 /// A post-stack SEG-Y volume opened for reading.
 #[derive(Debug)]
@@ -130,7 +132,9 @@ impl VolumeReader for SegyReader {
             self.file.advise_sequential();
         }
         let trace_len = b.s.len();
-        let traces_per_task = (TASK_BYTES / (trace_len * 4)).max(1);
+        let traces = b.il.len() * b.xl.len();
+        let traces_per_task =
+            (TASK_BYTES / (trace_len * 4)).min(traces.div_ceil(TASKS_PER_THREAD * rayon::current_num_threads())).max(1);
         let box_xlines = b.xl.len();
         out.par_chunks_mut(trace_len * traces_per_task).enumerate().try_for_each(|(task, chunk)| {
             cancel::check()?;
