@@ -98,6 +98,13 @@ impl SegyWriter {
         if !matches!(opts.revision, 1 | 2) {
             return Err(refuse(format!("revision {} (seisimage writes revision 1 or 2)", opts.revision)));
         }
+        if geometry.live.len() != geometry.n_traces() {
+            return Err(refuse(format!(
+                "the live mask has {} flags for {} traces",
+                geometry.live.len(),
+                geometry.n_traces()
+            )));
+        }
         let rev2 = opts.revision == 2;
         let axis = geometry.samples;
         let ns = axis.len;
