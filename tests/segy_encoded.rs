@@ -368,6 +368,7 @@ fn line_numbers_that_span_no_grid_are_refused() {
     let message = refusal(&small_file(dir.path(), &[(1, 1, 0), (2, 2, 0), (5000, 7000, 0)], 5));
     assert!(message.contains("not a post-stack grid"), "{message}");
     assert!(message.contains("inlines 1..=5000 step 1 and crosslines 1..=7000 step 1"), "{message}");
+    assert!(message.contains("extreme numbers: inlines 1 and 3, crosslines 1 and 3"), "{message}");
 }
 
 #[test]

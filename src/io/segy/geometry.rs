@@ -186,18 +186,28 @@ fn gcd(a: i64, b: i64) -> i64 {
 fn explain(problem: &Problem, records: &[Record], at: &HeaderLocations) -> String {
     let bytes = format!("bytes {}/{}", at.iline, at.xline);
     match *problem {
-        Problem::Sparse { cells, ilines, xlines } => format!(
-            "not a post-stack grid: the inline and crossline numbers of the {} traces (at {bytes}) span inlines \
-             {}..={} step {} and crosslines {}..={} step {}, {cells} grid cells, more than {MAX_CELLS_PER_TRACE} per \
-             trace",
-            records.len(),
-            ilines.first,
-            ilines.last(),
-            ilines.step,
-            xlines.first,
-            xlines.last(),
-            xlines.step
-        ),
+        Problem::Sparse { cells, ilines, xlines } => {
+            // Where the extremes are: one stray header often stretches an axis.
+            let trace_of = |value: i64, line: fn(&Record) -> i32| {
+                records.iter().position(|r| line(r) as i64 == value).map_or(0, |t| t + 1)
+            };
+            format!(
+                "not a post-stack grid: the inline and crossline numbers of the {} traces (at {bytes}) span inlines \
+                 {}..={} step {} and crosslines {}..={} step {}, {cells} grid cells, more than {MAX_CELLS_PER_TRACE} \
+                 per trace (first traces with the extreme numbers: inlines {} and {}, crosslines {} and {})",
+                records.len(),
+                ilines.first,
+                ilines.last(),
+                ilines.step,
+                xlines.first,
+                xlines.last(),
+                xlines.step,
+                trace_of(ilines.first, |r| r.iline),
+                trace_of(ilines.last(), |r| r.iline),
+                trace_of(xlines.first, |r| r.xline),
+                trace_of(xlines.last(), |r| r.xline),
+            )
+        }
         Problem::Repeated { first, second, repeats } => {
             let (a, b) = (&records[first], &records[second]);
             let pair = format!("inline {} crossline {}", a.iline, a.xline);
