@@ -2,7 +2,7 @@
 //! in parallel straight into the caller's buffer.
 //!
 //! The modules follow the data flow of a read: [`text`] and [`binary`] headers, then [`layout`] (byte
-//! order, trace size, trace count) and the [`sample_format`], giving a [`SegyFile`] ([`file`]) that reads
+//! order, trace size, trace count) and the [`sample_format`], giving a [`SegyFile`] ([`mod@file`]) that reads
 //! any trace by number and knows nothing of grids; [`trace_header`] fields feed one sequential pass in
 //! [`geometry`] that places every trace in the inline × crossline grid; [`reader`] serves boxes of that grid
 //! ([`SegyReader`]). [`writer`] goes the other way.
