@@ -1,12 +1,44 @@
 //! SEG-Y rev 0/1/2 post-stack volumes: headers parsed with `nom`, the file memory-mapped, traces decoded
 //! in parallel straight into the caller's buffer.
+//!
+//! The modules follow the data flow of a read: [`text`] and [`binary`] headers, then [`layout`] (byte
+//! order, trace size, trace count) and the [`sample_format`], giving a [`SegyFile`] ([`mod@file`]) that reads
+//! any trace by number and knows nothing of grids; [`trace_header`] fields feed one sequential pass in
+//! [`geometry`] that places every trace in the inline × crossline grid; [`reader`] serves boxes of that grid
+//! ([`SegyReader`]). [`writer`] goes the other way.
+//!
+//! Byte numbers in messages and docs are the 1-based positions of the SEG-Y standard (3225-3226 is the format
+//! code); error locations are 0-based offsets from the start of the file.
 
-use std::path::Path;
+pub mod binary;
+pub mod file;
+pub mod geometry;
+pub mod layout;
+pub mod reader;
+pub mod sample_format;
+pub mod text;
+pub mod trace_header;
+pub mod writer;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
-use crate::volume::{Geometry, IndexBox, VolumeReader};
+use crate::error::{Error, Location, Result};
+
+pub use file::SegyFile;
+pub use geometry::{Direction, Grid, Sorting};
+pub use layout::{ByteOrder, ByteOrderSource};
+pub use reader::{SegyReader, SegySummary};
+pub use sample_format::SampleFormat;
+pub use text::{TextEncoding, TextHeader};
+pub use trace_header::{HeaderLocations, TraceHeader};
+pub use writer::{write_volume, SegyWriteOptions, SegyWriter, WriteFormat};
+
+/// Text-header line by which seisimage marks the depth volumes it writes; files without it read as time.
+///
+/// In such files the sample interval fields (binary 3217, trace 117) hold the depth step in millimetres and
+/// the delay (trace 109, with the scalar at 215) the first depth in metres: the same numbers a time file
+/// holds in µs and ms.
+pub const DEPTH_MARKER: &str = "SEISIMAGE DEPTH VOLUME";
 
 /// Named sets of trace-header byte locations (1-based, 4-byte integers).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -30,8 +62,9 @@ pub enum Endian {
     Little,
 }
 
-/// How to read a SEG-Y file's headers.
+/// How to read a SEG-Y file's headers. Every key is optional in a job file.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct SegyOptions {
     pub preset: HeaderPreset,
     /// Overrides of single byte locations (1-based); `None` keeps the preset's.
@@ -40,27 +73,70 @@ pub struct SegyOptions {
     pub x_byte: Option<u16>,
     pub y_byte: Option<u16>,
     pub endian: Endian,
+    /// Sample format code to use instead of the one in the binary header (for files that state it wrongly).
+    pub sample_format: Option<u16>,
+    /// Sample interval in ms (m for depth volumes) to use instead of the headers' (for files without one).
+    pub sample_interval: Option<f64>,
 }
 
-/// A SEG-Y file opened for reading. (Being written; see issue 2.)
-pub struct SegyReader {
-    geometry: Geometry,
-}
+impl SegyOptions {
+    /// The byte locations to read: the preset's, with the overrides applied, checked to lie in the header.
+    pub fn locations(&self) -> Result<HeaderLocations> {
+        let preset = self.preset.locations();
+        let at = HeaderLocations {
+            iline: self.iline_byte.unwrap_or(preset.iline),
+            xline: self.xline_byte.unwrap_or(preset.xline),
+            x: self.x_byte.unwrap_or(preset.x),
+            y: self.y_byte.unwrap_or(preset.y),
+        };
+        match at.invalid() {
+            None => Ok(at),
+            Some((name, byte)) => Err(Error::config(
+                "SEG-Y options",
+                Location::File,
+                format!("{name}_byte = {byte}: a 4-byte trace header field must start at byte 1 to 237"),
+            )),
+        }
+    }
 
-impl SegyReader {
-    pub fn open(path: &Path, _opts: &SegyOptions) -> Result<Self> {
-        Err(crate::error::Error::format(path, crate::error::Location::File, "SEG-Y reader not written yet"))
+    /// The sample interval forced by the options, if any, in the units of the headers (µs, or mm).
+    pub fn interval_override(&self) -> Result<Option<f64>> {
+        match self.sample_interval {
+            Some(dt) if !(dt.is_finite() && dt > 0.0) => Err(Error::config(
+                "SEG-Y options",
+                Location::File,
+                format!("sample_interval = {dt}: must be a positive number of ms (m for depth)"),
+            )),
+            dt => Ok(dt.map(|dt| dt * 1000.0)),
+        }
+    }
+
+    /// The sample format forced by the options, if any.
+    pub fn format_override(&self) -> Result<Option<SampleFormat>> {
+        self.sample_format
+            .map(|code| {
+                SampleFormat::from_code(code as i32)
+                    .map_err(|e| Error::config("SEG-Y options", Location::File, format!("sample_format = {code}: {e}")))
+            })
+            .transpose()
     }
 }
 
-impl VolumeReader for SegyReader {
-    fn geometry(&self) -> &Geometry {
-        &self.geometry
-    }
-    fn describe(&self) -> String {
-        String::new()
-    }
-    fn read_box(&self, _b: &IndexBox, _out: &mut [f32]) -> Result<()> {
-        unimplemented!()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_take_any_subset_of_keys_and_check_locations() {
+        let o: SegyOptions = toml::from_str("iline_byte = 9\nendian = \"little\"\nsample_interval = 2.0").unwrap();
+        assert_eq!(o.preset, HeaderPreset::Standard);
+        assert_eq!(o.locations().unwrap(), HeaderLocations { iline: 9, xline: 193, x: 181, y: 185 });
+        assert_eq!(o.interval_override().unwrap(), Some(2000.0));
+        let bad = SegyOptions { xline_byte: Some(238), ..o.clone() };
+        assert!(bad.locations().unwrap_err().to_string().contains("xline_byte = 238"));
+        let bad = SegyOptions { sample_format: Some(4), ..o.clone() };
+        assert!(bad.format_override().unwrap_err().to_string().contains("sample_format = 4"));
+        let bad = SegyOptions { sample_interval: Some(-1.0), ..o };
+        assert!(bad.interval_override().is_err());
     }
 }

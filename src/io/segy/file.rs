@@ -1,0 +1,294 @@
+//! A SEG-Y file as a sequence of traces: headers decoded, layout checked against the file size, any trace
+//! readable by number. Nothing here assumes the traces form a grid.
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use super::binary::{BinaryHeader, BINARY_HEADER_LEN, BINARY_HEADER_START, FILE_HEADER_LEN};
+use super::layout::{self, ByteOrder, ByteOrderSource, TraceCount};
+use super::sample_format::SampleFormat;
+use super::text::{self, TextHeader, TEXT_RECORD_LEN};
+use super::trace_header::{HeaderLocations, TraceHeader, TRACE_HEADER_LEN};
+use super::{SegyOptions, DEPTH_MARKER};
+use crate::error::{Error, IoContext, Location, Result};
+use crate::volume::{Domain, SampleAxis};
+
+/// An open SEG-Y file: text and binary headers, byte order, sample format, trace size and count, and access
+/// to every trace header and trace. The file is memory-mapped; reading a trace decodes it from the map.
+#[derive(Debug)]
+pub struct SegyFile {
+    path: PathBuf,
+    map: Mmap,
+    text: TextHeader,
+    binary: BinaryHeader,
+    order: ByteOrder,
+    order_source: ByteOrderSource,
+    format: SampleFormat,
+    samples: usize,
+    extra_trace_headers: u64,
+    first_trace: u64,
+    trace_size: u64,
+    trace_count: usize,
+    sample_axis: SampleAxis,
+    locations: HeaderLocations,
+}
+
+impl SegyFile {
+    /// Open `path` and decode its headers. Every size a header announces is checked against the file size
+    /// before it is used, so a damaged header gives an error naming the byte offset, never a huge allocation.
+    pub fn open(path: &Path, opts: &SegyOptions) -> Result<SegyFile> {
+        let locations = opts.locations()?;
+        let format_override = opts.format_override()?;
+        let interval_override = opts.interval_override()?;
+        let fail = |at: u64, message: String| Error::format(path, Location::Byte(at), message);
+
+        let file = File::open(path).at(path)?;
+        let len = file.metadata().at(path)?.len();
+        if len < FILE_HEADER_LEN as u64 {
+            return Err(fail(
+                len,
+                format!(
+                    "the file is {len} bytes long, shorter than the {FILE_HEADER_LEN}-byte SEG-Y file header (text \
+                     and binary headers)"
+                ),
+            ));
+        }
+        // SAFETY: the map is read-only and private to this process. Another process truncating or rewriting
+        // the file while it is mapped would change the bytes under us (or fault); that is the accepted
+        // contract of every memory-mapped reader, and seisimage never writes to its inputs.
+        let map = unsafe { Mmap::map(&file) }.at(path)?;
+        let binary_bytes: &[u8; BINARY_HEADER_LEN] =
+            map[BINARY_HEADER_START..FILE_HEADER_LEN].try_into().expect("400 bytes");
+
+        let (order, order_source) =
+            layout::decide_byte_order(binary_bytes, opts.endian, format_override).map_err(|m| fail(3224, m))?;
+        let binary = BinaryHeader::parse(binary_bytes, order);
+        let format = match format_override {
+            Some(f) => f,
+            None => SampleFormat::from_code(binary.format_code as i32)
+                .map_err(|e| fail(3224, format!("binary header field 3225-3226: {e}")))?,
+        };
+
+        let n_text = text::extended_record_count(&map, binary.ext_text_headers).map_err(|(at, m)| fail(at, m))?;
+        let records: Vec<&[u8]> =
+            map[FILE_HEADER_LEN..FILE_HEADER_LEN + n_text * TEXT_RECORD_LEN].chunks(TEXT_RECORD_LEN).collect();
+        let text = TextHeader::decode(map[..TEXT_RECORD_LEN].try_into().expect("3200 bytes"), &records);
+
+        let extra_trace_headers = binary.extra_trace_headers();
+        let extra_trace_headers = u64::try_from(extra_trace_headers).map_err(|_| {
+            fail(3506, format!("binary header field 3507 holds {extra_trace_headers} additional trace headers"))
+        })?;
+        let mut first_trace = (FILE_HEADER_LEN + n_text * TEXT_RECORD_LEN) as u64;
+        if binary.revision().0 >= 2 && binary.first_trace_offset != 0 {
+            if !(FILE_HEADER_LEN as u64..=len).contains(&binary.first_trace_offset) {
+                return Err(fail(
+                    3520,
+                    format!(
+                        "binary header field 3521-3528 puts the first trace at byte {}, outside the file ({len} bytes) \
+                         or inside its 3600-byte header",
+                        binary.first_trace_offset
+                    ),
+                ));
+            }
+            first_trace = binary.first_trace_offset;
+        }
+
+        // The first trace header, when the file has one: fallbacks for the sample count and interval, and the
+        // time of the first sample.
+        let first = map
+            .get(first_trace as usize..first_trace as usize + TRACE_HEADER_LEN)
+            .map(|bytes| TraceHeader::parse(bytes.try_into().expect("240 bytes"), order, &locations));
+        let samples = match layout::samples_per_trace(&binary) {
+            0 => first.map(|h| h.samples as u64).filter(|&n| n > 0).ok_or_else(|| {
+                let why = "the sample count is 0 in binary header field 3221-3222 and in trace header field 115-116 \
+                           of the first trace";
+                fail(3220, why.into())
+            })?,
+            n => n,
+        };
+        let trace_size = layout::trace_size(samples, format, extra_trace_headers)
+            .ok_or_else(|| fail(3220, format!("{samples} samples per trace cannot be addressed")))?;
+        let trace_count = match layout::count_traces(len, first_trace, trace_size) {
+            TraceCount::Whole(n) => n,
+            TraceCount::Partial { complete, at, left } => {
+                let headers = TRACE_HEADER_LEN as u64 * (1 + extra_trace_headers);
+                let why = format!(
+                    "the file ends {left} bytes into trace {} (of {trace_size} bytes: {headers} header bytes and \
+                     {samples} samples of {} bytes); traces start at byte {first_trace}. The file is truncated, its \
+                     traces are not all the same length, or the binary header states the sample count or format \
+                     wrongly",
+                    complete + 1,
+                    format.bytes()
+                );
+                return Err(fail(at, why));
+            }
+        };
+
+        let interval = interval_override
+            .or_else(|| layout::sample_interval(&binary))
+            .or_else(|| first.map(|h| h.sample_interval as f64).filter(|&dt| dt > 0.0))
+            .ok_or_else(|| {
+                fail(
+                    3216,
+                    format!(
+                        "no sample interval: binary header field 3217-3218 holds {}{}; set the sample interval \
+                         explicitly (sample_interval)",
+                        binary.sample_interval,
+                        match first {
+                            Some(h) =>
+                                format!(" and trace header field 117-118 of the first trace {}", h.sample_interval),
+                            None => String::new(),
+                        }
+                    ),
+                )
+            })?;
+        let domain = if text.text.contains(DEPTH_MARKER) { Domain::Depth } else { Domain::Time };
+        let sample_axis = SampleAxis {
+            origin: first.map_or(0.0, |h| h.first_sample()),
+            step: interval / 1000.0,
+            len: samples as usize,
+            domain,
+        };
+
+        Ok(SegyFile {
+            path: path.to_path_buf(),
+            map,
+            text,
+            binary,
+            order,
+            order_source,
+            format,
+            samples: samples as usize,
+            extra_trace_headers,
+            first_trace,
+            trace_size,
+            trace_count: trace_count as usize,
+            sample_axis,
+            locations,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn file_size(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    pub fn text_header(&self) -> &TextHeader {
+        &self.text
+    }
+
+    pub fn binary_header(&self) -> &BinaryHeader {
+        &self.binary
+    }
+
+    pub fn byte_order(&self) -> ByteOrder {
+        self.order
+    }
+
+    pub fn byte_order_source(&self) -> ByteOrderSource {
+        self.order_source
+    }
+
+    pub fn format(&self) -> SampleFormat {
+        self.format
+    }
+
+    pub fn samples_per_trace(&self) -> usize {
+        self.samples
+    }
+
+    /// Sample times (or depths) of every trace: interval from the options, else the binary header (the rev-2
+    /// double at 3273 when positive, else 3217), else the first trace header; first sample from the first
+    /// trace's delay and time scalar.
+    pub fn sample_axis(&self) -> SampleAxis {
+        self.sample_axis
+    }
+
+    /// Additional 240-byte trace headers that follow each standard one (rev 2).
+    pub fn extra_trace_headers(&self) -> u64 {
+        self.extra_trace_headers
+    }
+
+    /// Byte offset of the first trace header.
+    pub fn first_trace_offset(&self) -> u64 {
+        self.first_trace
+    }
+
+    /// Bytes per trace, headers included.
+    pub fn trace_size(&self) -> u64 {
+        self.trace_size
+    }
+
+    pub fn trace_count(&self) -> usize {
+        self.trace_count
+    }
+
+    /// The trace header byte locations in use.
+    pub fn locations(&self) -> &HeaderLocations {
+        &self.locations
+    }
+
+    /// Byte offset of trace `index`'s header.
+    pub fn trace_offset(&self, index: usize) -> u64 {
+        self.first_trace + index as u64 * self.trace_size
+    }
+
+    /// The 240 bytes of the standard header of trace `index`.
+    pub fn trace_header_bytes(&self, index: usize) -> Result<&[u8; TRACE_HEADER_LEN]> {
+        self.check_index(index)?;
+        let start = self.trace_offset(index) as usize;
+        Ok(self.map[start..start + TRACE_HEADER_LEN].try_into().expect("240 bytes"))
+    }
+
+    /// The fields of trace `index`'s header, with inline, crossline and coordinates at the configured bytes.
+    pub fn trace_header(&self, index: usize) -> Result<TraceHeader> {
+        Ok(TraceHeader::parse(self.trace_header_bytes(index)?, self.order, &self.locations))
+    }
+
+    /// Decode all samples of trace `index` into `out` (`samples_per_trace()` values).
+    pub fn read_trace(&self, index: usize, out: &mut [f32]) -> Result<()> {
+        self.read_samples(index, 0..self.samples, out)
+    }
+
+    /// Decode samples `range` of trace `index` into `out` (`range.len()` values), touching no other bytes.
+    pub fn read_samples(&self, index: usize, range: Range<usize>, out: &mut [f32]) -> Result<()> {
+        self.check_index(index)?;
+        if range.start > range.end || range.end > self.samples || out.len() != range.len() {
+            return Err(Error::Request(format!(
+                "{}: samples {range:?} of a {}-sample trace into a buffer of {} values",
+                self.path.display(),
+                self.samples,
+                out.len()
+            )));
+        }
+        let bytes = self.format.bytes();
+        let data = self.trace_offset(index) as usize + TRACE_HEADER_LEN * (1 + self.extra_trace_headers as usize);
+        self.format.decode(self.order, &self.map[data + range.start * bytes..data + range.end * bytes], out);
+        Ok(())
+    }
+
+    fn check_index(&self, index: usize) -> Result<()> {
+        if index < self.trace_count {
+            Ok(())
+        } else {
+            Err(Error::Request(format!(
+                "{}: trace {} requested, the file has {} traces",
+                self.path.display(),
+                index + 1,
+                self.trace_count
+            )))
+        }
+    }
+
+    /// Ask the kernel to read the whole file ahead (before a whole-volume read).
+    pub(crate) fn advise_sequential(&self) {
+        // Only a hint: a kernel that ignores it costs speed, not correctness.
+        let _ = self.map.advise(memmap2::Advice::Sequential);
+    }
+}
