@@ -99,9 +99,13 @@ impl WindowParams {
 
     /// Padded `[iline, xline, sample]` lengths for an input of `shape`. `auto_pad` is the number of traces
     /// [`LateralPad::Auto`] stands for on each lateral axis. Every length is rounded up to a product of 2, 3
-    /// and 5 (the trace length to an even one, for the real FFT).
+    /// and 5 (the trace length to an even one, for the real FFT). An axis of a single line is never padded:
+    /// the data are then a 2-D line, taken as invariant along that axis.
     pub fn padded_shape(&self, shape: [usize; 3], auto_pad: [usize; 2]) -> [usize; 3] {
         let lateral = |axis: usize| {
+            if shape[axis] == 1 {
+                return 1;
+            }
             let pad = match self.lateral_pad {
                 LateralPad::Auto => auto_pad[axis].min(shape[axis]),
                 LateralPad::Traces(n) => n,
@@ -250,6 +254,7 @@ mod tests {
         assert_eq!(p.padded_shape([100, 50, 251], [30, 80]), [135, 100, 512]);
         let fixed = WindowParams { lateral_pad: LateralPad::Traces(0), time_pad_factor: 4.0, ..p };
         assert_eq!(fixed.padded_shape([97, 8, 100], [30, 80]), [100, 8, 400]);
+        assert_eq!(p.padded_shape([100, 1, 250], [30, 80]), [135, 1, 500]); // a 2-D line
     }
 
     #[test]
