@@ -116,12 +116,21 @@ pub fn interpolation_taps(u: f64, kind: StoltInterpolation) -> (isize, [f64; 8],
             (base as isize, w, 2)
         }
         StoltInterpolation::Sinc => {
+            use std::f64::consts::{FRAC_1_SQRT_2 as H, PI};
+            // Tap j sits at distance x = frac + n from u, n = 3 − j. Both sines follow from the fraction alone:
+            // sin(π x) = (−1)ⁿ sin(π frac), and cos(π x / 4) by the angle-sum rule with these cos, sin(π n / 4).
+            const QUARTER_TURNS: [(f64, f64); 8] =
+                [(-H, H), (0.0, 1.0), (H, H), (1.0, 0.0), (H, -H), (0.0, -1.0), (-H, -H), (-1.0, 0.0)];
             let first = base as isize - 3;
+            let sin_frac = (PI * frac).sin();
+            let (sin_q, cos_q) = (PI * frac / 4.0).sin_cos();
             let mut sum = 0.0;
             for (j, wj) in w.iter_mut().enumerate() {
                 let x = frac + 3.0 - j as f64;
-                let sinc = if x == 0.0 { 1.0 } else { (std::f64::consts::PI * x).sin() / (std::f64::consts::PI * x) };
-                *wj = sinc * 0.5 * (1.0 + (std::f64::consts::PI * x / 4.0).cos());
+                let sign = if j % 2 == 0 { -1.0 } else { 1.0 }; // (−1)ⁿ with n = 3 − j
+                let sinc = if x == 0.0 { 1.0 } else { sign * sin_frac / (PI * x) };
+                let (cos_n, sin_n) = QUARTER_TURNS[j];
+                *wj = sinc * 0.5 * (1.0 + cos_q * cos_n - sin_q * sin_n);
                 sum += *wj;
             }
             w.iter_mut().for_each(|wj| *wj /= sum);
@@ -179,6 +188,25 @@ mod tests {
         let d = (stolt_source_frequency(kz + h, k2, v) - stolt_source_frequency(kz - h, k2, v)) / (2.0 * h);
         assert!((d - 0.5 * v * stolt_obliquity(kz, k2)).abs() < 1e-6);
         assert_eq!(stolt_obliquity(0.0, 0.0), 0.0);
+    }
+
+    /// The fast sinc weights equal the textbook formula `sinc(x) (1 + cos(π x / 4)) / 2`, normalised.
+    #[test]
+    fn sinc_weights_follow_the_formula() {
+        for u in [0.0, 2.3, 7.5, 10.99, -1.25] {
+            let (first, w, _) = interpolation_taps(u, StoltInterpolation::Sinc);
+            let direct: Vec<f64> = (0..8)
+                .map(|j| {
+                    let x = u - (first + j) as f64;
+                    let sinc = if x == 0.0 { 1.0 } else { (PI * x).sin() / (PI * x) };
+                    sinc * 0.5 * (1.0 + (PI * x / 4.0).cos())
+                })
+                .collect();
+            let sum: f64 = direct.iter().sum();
+            for (a, b) in w.iter().zip(&direct) {
+                assert!((a - b / sum).abs() < 1e-12, "{u}: {a} vs {}", b / sum);
+            }
+        }
     }
 
     #[test]

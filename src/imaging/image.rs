@@ -60,20 +60,48 @@ impl ImageAssembly {
     }
 }
 
-/// Image a block of levels from their k-domain sums: `kimg` holds, for each point of the plane, one value
-/// per level of the block (`[k][level]`). Levels are transformed in parallel.
-pub fn image_block(kimg: &[Complex32], levels: &[usize], plan: &Plan, fft2: &Fft2, asm: &mut ImageAssembly) {
-    let (nb, nk) = (levels.len(), plan.nk());
+/// Wavenumbers per chunk of [`KImages`]: the unit of parallel work of the k-domain methods.
+pub const K_CHUNK: usize = 256;
+
+/// The k-domain images of one block of levels, stored chunk by chunk: for each chunk of [`K_CHUNK`]
+/// wavenumbers, one run of values per level (`[chunk][level][k]`), so a task owns one contiguous piece and
+/// walks it along k.
+pub struct KImages {
+    pub data: Vec<Complex32>,
+    levels: usize,
+    nk: usize,
+}
+
+impl KImages {
+    pub fn new(levels: usize, nk: usize) -> Self {
+        KImages { data: vec![Complex32::default(); levels * nk], levels, nk }
+    }
+
+    /// One piece per chunk of wavenumbers, `levels × (chunk length)` values, with its first wavenumber.
+    pub fn chunks_mut(&mut self) -> impl IndexedParallelIterator<Item = (usize, &mut [Complex32])> {
+        self.data.par_chunks_mut(K_CHUNK * self.levels).enumerate().map(|(c, piece)| (c * K_CHUNK, piece))
+    }
+
+    /// The plane of level `b` of the block, in `[il][xl]` order.
+    fn plane(&self, b: usize, out: &mut [Complex32]) {
+        for (c, piece) in self.data.chunks(K_CHUNK * self.levels).enumerate() {
+            let len = piece.len() / self.levels;
+            out[c * K_CHUNK..c * K_CHUNK + len].copy_from_slice(&piece[b * len..(b + 1) * len]);
+        }
+        debug_assert_eq!(out.len(), self.nk);
+    }
+}
+
+/// Image a block of levels from their k-domain sums. Levels are transformed in parallel.
+pub fn image_block(kimg: &KImages, levels: &[usize], plan: &Plan, fft2: &Fft2, asm: &mut ImageAssembly) {
     let scale = plan.image_scale() as f32;
     let values: Vec<Vec<f32>> = levels
         .par_iter()
         .enumerate()
         .map_init(
-            || (fft2.scratch(), vec![Complex32::default(); nk]),
+            || (fft2.scratch(), vec![Complex32::default(); plan.nk()]),
             |(s, plane), (b, &level)| {
-                for (k, p) in plane.iter_mut().enumerate() {
-                    *p = kimg[k * nb + b];
-                }
+                kimg.plane(b, plane);
                 fft2.inverse(plane, s);
                 asm.pixels(level).iter().map(|&p| plane[p].re * scale).collect()
             },

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use rustfft::FftPlanner;
 
 use super::formulas::{dip_weight, interpolation_taps, stolt_obliquity, stolt_source_frequency};
-use super::image::{image_block, ImageAssembly};
+use super::image::{image_block, ImageAssembly, KImages};
 use super::plan::StoltGrid;
 use super::spectrum::{Fft2, Spectrum};
 use super::Plan;
@@ -27,7 +27,6 @@ use crate::cancel;
 use crate::error::Result;
 use crate::progress::Progress;
 
-const K_CHUNK: usize = 64;
 /// Interpolation reaches this many samples past the band's last or before its first bin.
 const REACH: f64 = 4.0;
 
@@ -102,16 +101,17 @@ pub fn migrate(
         cancel::check()?;
         let levels: Vec<usize> = plan.levels[block.clone()].iter().map(|l| l.index).collect();
         let nb = levels.len();
-        let mut kimg = vec![Complex32::default(); nk * nb];
-        kimg.par_chunks_mut(K_CHUNK * nb).enumerate().for_each_init(
+        let mut kimg = KImages::new(nb, nk);
+        kimg.chunks_mut().for_each_init(
             || {
                 let line = vec![Complex64::default(); grid.nz_fft];
                 let scratch = vec![Complex64::default(); ifft.get_inplace_scratch_len()];
                 (vec![Complex64::default(); nw], line, scratch)
             },
-            |(column, line, scratch), (c, acc)| {
-                for (j, acc) in acc.chunks_mut(nb).enumerate() {
-                    let k = c * K_CHUNK + j;
+            |(column, line, scratch), (k0, acc)| {
+                let len = acc.len() / nb;
+                for j in 0..len {
+                    let k = k0 + j;
                     for (iw, x) in column.iter_mut().enumerate() {
                         let s = spectrum.data[iw * nk + k];
                         *x = Complex64::new(s.re as f64, s.im as f64) * centring[iw];
@@ -119,8 +119,8 @@ pub fn migrate(
                     line.fill(Complex64::default());
                     remap_column(column, freq, k2[k], grid, plan.dip_limit, line);
                     ifft.process_with_scratch(line, scratch);
-                    for (a, &level) in acc.iter_mut().zip(&levels) {
-                        *a = Complex32::new(line[level].re as f32, line[level].im as f32);
+                    for (b, &level) in levels.iter().enumerate() {
+                        acc[b * len + j] = Complex32::new(line[level].re as f32, line[level].im as f32);
                     }
                 }
             },
