@@ -83,7 +83,8 @@ fn requested_products_are_cuts_of_the_whole_image() {
                 .unwrap();
             j.params.levels_per_block = Some(2);
             let plan = j.plan(&m, &request);
-            assert!(plan.blocks.len() > 10);
+            // split-step images level by level in space and needs no blocks
+            assert_eq!(plan.blocks.len() > 10, method != Method::SplitStep);
             let recorder = Recorder::default();
             let out = engine.migrate(&m, &plan, &j.velocity, &request, &recorder, &mut RunStats::default()).unwrap();
             let whole = Volume { geometry: image.clone(), data: whole };

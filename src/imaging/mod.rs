@@ -129,3 +129,24 @@ pub trait Engine {
         stats: &mut RunStats,
     ) -> Result<Vec<Vec<f32>>>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imaging_table_spellings_and_defaults() {
+        #[derive(Deserialize)]
+        struct T {
+            imaging: ImagingParams,
+        }
+        let t: T = toml::from_str("[imaging]\nmethod = \"split-step\"\ndz = 5.0\nzmax = 3000.0").unwrap();
+        assert_eq!(t.imaging.method, Method::SplitStep);
+        assert_eq!((t.imaging.dz, t.imaging.zmax, t.imaging.fmax), (5.0, Some(3000.0), 60.0));
+        let t: T = toml::from_str("[imaging]\nmethod = \"stolt\"\nstolt_interpolation = \"linear\"").unwrap();
+        assert_eq!(t.imaging.stolt_interpolation, StoltInterpolation::Linear);
+        assert!(toml::from_str::<T>("[imaging]\nmethod = \"kirchhoff\"").is_err());
+        assert!(toml::from_str::<T>("[imaging]\ndepth_step = 5.0").is_err());
+        assert_eq!(<Method as clap::ValueEnum>::from_str("phase-shift", false), Ok(Method::PhaseShift));
+    }
+}

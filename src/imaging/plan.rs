@@ -240,6 +240,8 @@ impl Plan {
 
         let per_block = match params.levels_per_block {
             Some(0) => return Err(config("levels_per_block must be at least 1".into())),
+            // Split-step images in space, level by level: it holds no k-domain images.
+            _ if params.method == Method::SplitStep => levels.len(),
             Some(n) => n,
             // Half the spectrum's size: a block of k-domain images of nk values each.
             None => (band.len / 2).max(1),

@@ -221,18 +221,6 @@ mod tests {
             .collect()
     }
 
-    fn naive_dft(x: &[Complex64], sign: f64) -> Vec<Complex64> {
-        let n = x.len();
-        (0..n)
-            .map(|k| {
-                x.iter()
-                    .enumerate()
-                    .map(|(j, v)| v * Complex64::from_polar(1.0, sign * TAU * (j * k % n) as f64 / n as f64))
-                    .sum()
-            })
-            .collect()
-    }
-
     fn naive_dft2(x: &[Complex64], rows: usize, cols: usize, sign: f64) -> Vec<Complex64> {
         let mut out = vec![Complex64::default(); rows * cols];
         for kr in 0..rows {

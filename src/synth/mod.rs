@@ -380,6 +380,23 @@ mod tests {
         assert_eq!(m.truth()["events"][0]["time_ms"], 100.0);
     }
 
+    /// A model of benchmark size (here 1 GiB of samples) costs nothing until it is read, and reads any
+    /// chunk on its own.
+    #[test]
+    fn benchmark_scale_models_stream() {
+        let mut s = spec(vec![Event::Diffractor { x: 5000.0, y: 5000.0, z: 200.0, amplitude: 1.0 }]);
+        (s.ilines, s.xlines, s.samples) = (1024, 1024, 256);
+        let m = Model::new(s).unwrap();
+        assert_eq!(m.geometry().n_values() * 4, 1 << 30);
+        let b = IndexBox { il: 500..501, xl: 0..1024, s: 0..256 };
+        let mut inline = vec![0.0; b.len()];
+        m.read_box(&b, &mut inline).unwrap();
+        let mut tr = vec![0.0; 256];
+        m.trace(500, 250, &mut tr);
+        assert_eq!(&inline[250 * 256..251 * 256], &tr[..]);
+        assert!(tr.iter().any(|&x| x != 0.0));
+    }
+
     #[test]
     fn invalid_models_are_refused() {
         let mut s = spec(vec![Event::Plane { x: 0.0, y: 0.0, z: 1.0, dip_deg: 1.0, azimuth_deg: 0.0, amplitude: 1.0 }]);
