@@ -43,7 +43,7 @@ impl VelocityTable {
                 velocities.len()
             ));
         }
-        if let Some(w) = depths.windows(2).find(|w| !(w[1] > w[0])) {
+        if let Some(w) = depths.windows(2).find(|w| !(w[0] < w[1] && w[1].is_finite())) {
             return bad(format!("table depths must increase strictly ({} m is followed by {} m)", w[0], w[1]));
         }
         if let Some(z) = depths.iter().find(|z| !z.is_finite()) {

@@ -109,7 +109,7 @@ pub fn image_geometry(input: &Geometry, params: &ImagingParams, velocity: &Veloc
             input.samples.last()
         )));
     }
-    if !(input.samples.step > 0.0) || input.samples.len < 2 {
+    if !(input.samples.step.is_finite() && input.samples.step > 0.0) || input.samples.len < 2 {
         return Err(Error::Request(format!(
             "the input's time axis ({} samples of {} ms) cannot be migrated",
             input.samples.len, input.samples.step

@@ -113,7 +113,9 @@ impl Model {
         if layers.first().map(|l| l.top) != Some(0.0) {
             return bad("the first layer must start at the surface (top = 0)".into());
         }
-        if layers.windows(2).any(|w| !(w[1].top > w[0].top)) || layers.iter().any(|l| !positive(l.velocity)) {
+        if layers.windows(2).any(|w| !(w[0].top < w[1].top && w[1].top.is_finite()))
+            || layers.iter().any(|l| !positive(l.velocity))
+        {
             return bad("layer tops must increase and velocities be positive".into());
         }
         let layered = layers.len() > 1;

@@ -31,7 +31,7 @@ pub struct Ray {
 fn pieces(layers: &[Layer], z: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
     layers.iter().enumerate().filter_map(move |(i, l)| {
         let bottom = layers.get(i + 1).map_or(z, |next| next.top.min(z));
-        (bottom > l.top).then(|| (bottom - l.top, l.velocity))
+        (bottom > l.top).then_some((bottom - l.top, l.velocity))
     })
 }
 
