@@ -221,28 +221,18 @@ impl VelocityModel {
     /// Read a 3-D model whose lateral grid must be the input's (same inline and crossline numbers).
     pub fn from_reader(reader: &dyn VolumeReader, input: &Geometry) -> Result<Self> {
         let g = reader.geometry();
-        if g.ilines != input.ilines || g.xlines != input.xlines {
-            let axes = |g: &Geometry| {
-                format!(
-                    "inlines {}..={} step {}, crosslines {}..={} step {}",
-                    g.ilines.first,
-                    g.ilines.last(),
-                    g.ilines.step,
-                    g.xlines.first,
-                    g.xlines.last(),
-                    g.xlines.step
-                )
-            };
-            return Err(Error::Request(format!(
-                "velocity model {} is on a different lateral grid than the input: the model has {}, the input has {}",
-                reader.describe(),
-                axes(g),
-                axes(input)
-            )));
-        }
+        check_lateral_grid(g, input, &reader.describe())?;
         let mut data = vec![0.0f32; g.n_values()];
         reader.read_all(&mut data)?;
         Ok(VelocityModel::Grid(VelocityGrid::new(g.clone(), data, &reader.describe())?))
+    }
+
+    /// Check that a 3-D model lies on the input's lateral grid (other models fit any grid).
+    pub fn check_grid(&self, input: &Geometry) -> Result<()> {
+        match self {
+            VelocityModel::Grid(g) => check_lateral_grid(&g.geometry, input, "grid"),
+            _ => Ok(()),
+        }
     }
 
     /// The velocity when the model is the same everywhere (a table whose nodes all agree counts).
@@ -323,6 +313,28 @@ impl VelocityModel {
             }
         }
     }
+}
+
+fn check_lateral_grid(model: &Geometry, input: &Geometry, name: &str) -> Result<()> {
+    if model.ilines == input.ilines && model.xlines == input.xlines {
+        return Ok(());
+    }
+    let axes = |g: &Geometry| {
+        format!(
+            "inlines {}..={} step {}, crosslines {}..={} step {}",
+            g.ilines.first,
+            g.ilines.last(),
+            g.ilines.step,
+            g.xlines.first,
+            g.xlines.last(),
+            g.xlines.step
+        )
+    };
+    Err(Error::Request(format!(
+        "velocity model {name} is on a different lateral grid than the input: the model has {}, the input has {}",
+        axes(model),
+        axes(input)
+    )))
 }
 
 #[cfg(test)]

@@ -174,9 +174,9 @@ impl Plan {
             Some(d) => return Err(config(format!("dip_limit_deg must be in (0, 90], not {d}"))),
         };
 
-        let last = *request.levels().last().expect("a checked request has a level");
-        let levels: Vec<Level> = request
-            .levels()
+        let requested = request.levels();
+        let last = *requested.last().expect("a checked request has a level");
+        let levels: Vec<Level> = requested
             .into_iter()
             .map(|index| Level { index, velocity: velocity.reference_velocity(index as f64 * dz) })
             .collect();
@@ -466,12 +466,7 @@ impl Plan {
 
 /// Refuse a method the velocity model cannot serve.
 fn check_velocity(method: Method, velocity: &VelocityModel, input: &Geometry) -> Result<()> {
-    if let VelocityModel::Grid(g) = velocity {
-        let m = g.geometry();
-        if m.ilines != input.ilines || m.xlines != input.xlines {
-            return Err(Error::Request("the velocity model is on a different lateral grid than the input".into()));
-        }
-    }
+    velocity.check_grid(input)?;
     match method {
         Method::Stolt if velocity.constant_velocity().is_none() => Err(config(format!(
             "the stolt method needs a constant velocity, and the model is a {}: use phase-shift for v(z) or \
