@@ -218,10 +218,16 @@ impl Plan {
                 "dz {dz} m is coarser than vmin / (4 fmax) = {unaliased:.1} m: steep high-frequency events alias in depth"
             ));
         }
-        if bin_size.iter().any(|&b| b > unaliased) {
+        // The largest lateral wavenumber kept is 2 ω sin θ / v: unaliased while a bin is below v / (4 f sin θ).
+        let steepest = dip_limit.unwrap_or(std::f64::consts::FRAC_PI_2);
+        let unaliased_bin = unaliased / steepest.sin();
+        if bin_size.iter().any(|&b| b > unaliased_bin) {
             notes.push(format!(
-                "bins {:?} m are coarser than vmin / (4 fmax) = {unaliased:.1} m: the steepest dips alias laterally",
-                bin_size
+                "bins {} × {} m are coarser than vmin / (4 fmax sin {:.0}°) = {unaliased_bin:.1} m: the steepest dips \
+                 alias laterally",
+                bin_size[0],
+                bin_size[1],
+                steepest.to_degrees()
             ));
         }
 
@@ -443,9 +449,9 @@ impl Plan {
         }
         if let Some(s) = &self.stolt {
             lines.push(format!(
-                "stolt: {} m/s, {:?} interpolation, {} kz samples (image period {} m)",
+                "stolt: {} m/s, {} interpolation, {} kz samples (image period {} m)",
                 s.velocity,
-                s.interpolation,
+                format!("{:?}", s.interpolation).to_lowercase(),
                 s.nz_fft,
                 s.nz_fft as f64 * self.depth.step
             ));
