@@ -113,16 +113,18 @@ pub fn migrate(
                 columns[c].push(part);
             }
         }
-        columns.into_par_iter().zip(kimg.chunks_mut()).for_each_init(
+        columns.into_par_iter().zip(kimg.chunks_mut()).try_for_each_init(
             ChunkWork::default,
             |work, (planes, (k0, acc))| {
+                cancel::check()?;
                 for (iw, part) in planes.into_iter().enumerate() {
                     let k2 = &k2[k0..k0 + part.len()];
                     let (omega, weight) = (plan.omega(iw), plan.weight(iw));
                     continue_chunk(part, omega, k2, weight, &segments, levels, plan.dip_limit, acc, work);
                 }
+                Ok::<(), crate::Error>(())
             },
-        );
+        )?;
 
         let indices: Vec<usize> = levels.iter().map(|l| l.index).collect();
         image_block(&kimg, &indices, plan, fft2, asm);

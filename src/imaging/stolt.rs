@@ -102,13 +102,14 @@ pub fn migrate(
         let levels: Vec<usize> = plan.levels[block.clone()].iter().map(|l| l.index).collect();
         let nb = levels.len();
         let mut kimg = KImages::new(nb, nk);
-        kimg.chunks_mut().for_each_init(
+        kimg.chunks_mut().try_for_each_init(
             || {
                 let line = vec![Complex64::default(); grid.nz_fft];
                 let scratch = vec![Complex64::default(); ifft.get_inplace_scratch_len()];
                 (vec![Complex64::default(); nw], line, scratch)
             },
             |(column, line, scratch), (k0, acc)| {
+                cancel::check()?;
                 let len = acc.len() / nb;
                 for j in 0..len {
                     let k = k0 + j;
@@ -123,8 +124,9 @@ pub fn migrate(
                         acc[b * len + j] = Complex32::new(line[level].re as f32, line[level].im as f32);
                     }
                 }
+                Ok::<(), crate::Error>(())
             },
-        );
+        )?;
         image_block(&kimg, &levels, plan, fft2, asm);
         progress.advance(nb as u64);
     }
