@@ -1,4 +1,4 @@
-//! Helpers shared by the imaging tests: the list of backends every numerical test runs on, a one-call
+//! What the imaging tests share: the list of backends every numerical test runs on, a one-call
 //! migration, and the measurements the tests make on images (envelopes, peaks, energies, differences).
 #![allow(dead_code)] // each test binary uses its own subset
 
