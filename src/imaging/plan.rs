@@ -223,7 +223,7 @@ impl Plan {
         let unaliased_bin = unaliased / steepest.sin();
         if bin_size.iter().any(|&b| b > unaliased_bin) {
             notes.push(format!(
-                "bins {} × {} m are coarser than vmin / (4 fmax sin {:.0}°) = {unaliased_bin:.1} m: the steepest dips \
+                "bins {:.2} × {:.2} m are coarser than vmin / (4 fmax sin {:.0}°) = {unaliased_bin:.1} m: the steepest dips \
                  alias laterally",
                 bin_size[0],
                 bin_size[1],
@@ -420,7 +420,7 @@ impl Plan {
         let mut lines = vec![
             format!("method: {}", self.method.name()),
             format!(
-                "input: {ni} × {nx} traces × {nt} samples of {} ms; bins {} × {} m",
+                "input: {ni} × {nx} traces × {nt} samples of {} ms; bins {:.2} × {:.2} m",
                 self.input.samples.step, self.bin[0], self.bin[1]
             ),
             format!(
