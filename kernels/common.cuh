@@ -28,3 +28,28 @@ __device__ __forceinline__ cpx cpx_expi(float phase) {
     sincosf(phase, &s, &c);
     return cpx_make(c, s);
 }
+
+__device__ __forceinline__ cpx cpx_conj_scale(cpx a, float s) { return cpx_make(a.re * s, -a.im * s); }
+
+// ---- The per-element formulas of the migrations, one for one with src/imaging/formulas.rs ----------------
+// Velocities are true medium velocities v; the exploding-reflector slowness 2 / v is applied here.
+
+// exp(i kz dz) for kz² = (2ω/v)² − |k|², or 0 for an evanescent wave.
+__device__ __forceinline__ cpx phase_factor(float omega, float k2, float v, float dz) {
+    float s = 2.0f * omega / v;
+    float a = s * s - k2;
+    if (a <= 0.0f) return cpx_make(0.0f, 0.0f);
+    return cpx_expi(sqrtf(a) * dz);
+}
+
+// Weight of a plane wave in a dip-limited image: 1 below (max − rolloff), a half cosine to 0 at max.
+__device__ __forceinline__ float dip_weight(float omega, float k2, float v, float max_angle, float rolloff) {
+    if (omega <= 0.0f) return 0.0f;
+    float s = sqrtf(k2) * v / (2.0f * omega);
+    if (s >= 1.0f) return 0.0f;
+    float theta = asinf(s);
+    float start = max_angle - rolloff;
+    if (theta <= start) return 1.0f;
+    if (theta >= max_angle) return 0.0f;
+    return 0.5f * (1.0f + cospif((theta - start) / rolloff));
+}

@@ -53,6 +53,8 @@ pub enum Command {
     Synth(SynthArgs),
     /// List the CUDA devices seisimage can use, or say why there are none.
     Devices(DevicesArgs),
+    /// Measure every stage of a migration against its hardware floor, on a synthetic volume.
+    Bench(BenchArgs),
 }
 
 /// How to read SEG-Y headers (used by every command that reads SEG-Y).
@@ -224,6 +226,34 @@ pub struct DevicesArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Volume size INLINESxCROSSLINESxSAMPLES (4 ms samples).
+    #[arg(long, default_value = "512x512x1000", value_parser = parse_size)]
+    pub size: [usize; 3],
+    /// Migration method.
+    #[arg(long, value_enum, default_value_t = seisimage::imaging::Method::PhaseShift)]
+    pub method: seisimage::imaging::Method,
+    /// Where to compute.
+    #[arg(long, value_enum, default_value_t = seisimage::job::Backend::Auto)]
+    pub backend: seisimage::job::Backend,
+    /// Number of depth steps (10 m each).
+    #[arg(long, default_value_t = 500)]
+    pub depth_steps: usize,
+    /// Highest frequency migrated (Hz).
+    #[arg(long, default_value_t = 60.0)]
+    pub fmax: f64,
+    /// Folder for the generated input and the products (default: a temporary folder, removed afterwards).
+    #[arg(long)]
+    pub workdir: Option<PathBuf>,
+    /// Also write the results as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// CPU mode: thread counts to measure scaling over (default 1, 2, 4, … all cores).
+    #[arg(long, value_delimiter = ',')]
+    pub threads: Vec<usize>,
 }
 
 fn parse_size(s: &str) -> Result<[usize; 3], String> {

@@ -42,4 +42,8 @@ impl RunStats {
     pub fn seconds(&self, name: &str) -> Option<f64> {
         self.stages.iter().find(|s| s.name == name).map(|s| s.seconds)
     }
+
+    pub fn bytes(&self, name: &str) -> Option<u64> {
+        self.stages.iter().find(|s| s.name == name).map(|s| s.bytes)
+    }
 }

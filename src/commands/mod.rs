@@ -1,5 +1,6 @@
 //! One module per command; each turns its arguments into library calls.
 
+mod bench;
 mod convert;
 mod devices;
 mod info;
@@ -18,6 +19,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::PrintConfig(a) => job::print_config(a),
         Command::Synth(a) => synth::run(a, cli.quiet),
         Command::Devices(a) => devices::run(a),
+        Command::Bench(a) => bench::run(a, cli.quiet),
     }
 }
 

@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{result as cu, sys as cusys, CudaContext, CudaEvent, CudaStream, DeviceRepr};
+use cudarc::driver::{result as cu, sys as cusys, CudaContext, CudaEvent, CudaStream};
 
 use super::runtime::{driver_error, DeviceInfo};
 use crate::error::{Error, Result};
@@ -47,12 +47,12 @@ impl Gpu {
         check("creating an event", self.ctx.new_event(None))
     }
 
-    pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+    pub fn alloc<T: Copy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         DeviceBuffer::new(&self.ctx, len)
     }
 
     /// Page-locked host memory that the CPU reads and writes at full speed (not write-combined).
-    pub fn alloc_pinned<T: DeviceRepr + Copy + Default>(&self, len: usize) -> Result<PinnedBuffer<T>> {
+    pub fn alloc_pinned<T: Copy + Default>(&self, len: usize) -> Result<PinnedBuffer<T>> {
         PinnedBuffer::new(&self.ctx, len)
     }
 
@@ -70,7 +70,7 @@ pub struct DeviceBuffer<T> {
     _t: PhantomData<T>,
 }
 
-impl<T: DeviceRepr> DeviceBuffer<T> {
+impl<T: Copy> DeviceBuffer<T> {
     fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
         let bytes = len.max(1) * std::mem::size_of::<T>();
         check("binding the context", ctx.bind_to_thread())?;
@@ -111,7 +111,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Copy `src` (pinned for asynchronous behaviour) into elements `offset..` of this buffer.
     pub fn upload_async(&self, offset: usize, src: &PinnedBuffer<T>, n: usize, stream: &CudaStream) -> Result<()>
     where
-        T: Copy + Default,
+        T: Default,
     {
         assert!(offset + n <= self.len && n <= src.len());
         // SAFETY: both ranges lie in their allocations; the caller keeps `src` alive and untouched until an
@@ -124,13 +124,25 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Copy elements `offset..offset+n` into a pinned buffer.
     pub fn download_async(&self, offset: usize, dst: &mut PinnedBuffer<T>, n: usize, stream: &CudaStream) -> Result<()>
     where
-        T: Copy + Default,
+        T: Default,
     {
         assert!(offset + n <= self.len && n <= dst.len());
         // SAFETY: as for upload_async.
         check("copying device to host", unsafe {
             cu::memcpy_dtoh_async(&mut dst.as_mut_slice_unsynced()[..n], self.ptr_at(offset), stream.cu_stream())
         })
+    }
+}
+
+impl<T: Copy> DeviceBuffer<T> {
+    /// A buffer holding `values`, copied synchronously (for small tables: wavenumbers, frequencies, segments).
+    pub fn from_slice(gpu: &Gpu, values: &[T]) -> Result<Self> {
+        let b = gpu.alloc::<T>(values.len())?;
+        if !values.is_empty() {
+            // SAFETY: the destination holds `values.len()` elements.
+            check("copying a table to the device", unsafe { cu::memcpy_htod_sync(b.ptr, values) })?;
+        }
+        Ok(b)
     }
 }
 
@@ -208,26 +220,37 @@ impl<T> Drop for PinnedBuffer<T> {
     }
 }
 
-/// Copy `rows` rows of `row_bytes` from host memory with pitch `src_pitch` to device memory with pitch
-/// `dst_pitch`: how traces of `nt` samples land in rows padded to the FFT length, with no extra pass.
+/// Where a pitched copy reads from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    Host(*const c_void),
+    Device(u64),
+}
+
+/// Copy `rows` rows of `row_bytes` with pitch `src_pitch` into device memory with pitch `dst_pitch`: how
+/// traces of `nt` samples land in rows padded to the FFT length, with no extra pass over the data.
 ///
 /// # Safety
-/// Both ranges must lie in live allocations, and the host memory must stay untouched until the copy is done.
-pub unsafe fn copy_2d_h2d(
+/// Both ranges must lie in live allocations, and host memory must stay untouched until the copy is done.
+pub unsafe fn copy_2d(
     dst: u64,
     dst_pitch: usize,
-    src: *const c_void,
+    src: Source,
     src_pitch: usize,
     row_bytes: usize,
     rows: usize,
     stream: &CudaStream,
 ) -> Result<()> {
+    let (src_type, src_host, src_device) = match src {
+        Source::Host(p) => (cusys::CUmemorytype::CU_MEMORYTYPE_HOST, p, 0),
+        Source::Device(p) => (cusys::CUmemorytype::CU_MEMORYTYPE_DEVICE, std::ptr::null(), p),
+    };
     let p = cusys::CUDA_MEMCPY2D {
         srcXInBytes: 0,
         srcY: 0,
-        srcMemoryType: cusys::CUmemorytype::CU_MEMORYTYPE_HOST,
-        srcHost: src,
-        srcDevice: 0,
+        srcMemoryType: src_type,
+        srcHost: src_host,
+        srcDevice: src_device,
         srcArray: std::ptr::null_mut(),
         srcPitch: src_pitch,
         dstXInBytes: 0,
@@ -240,7 +263,29 @@ pub unsafe fn copy_2d_h2d(
         WidthInBytes: row_bytes,
         Height: rows,
     };
-    check("pitched copy host to device", cusys::cuMemcpy2DAsync_v2(&p, stream.cu_stream()).result())
+    check("pitched copy to the device", cusys::cuMemcpy2DAsync_v2(&p, stream.cu_stream()).result())
+}
+
+/// Copy a whole pageable host slice to the device and wait (the slow path the benchmark compares with).
+pub fn upload_pageable<T: Copy>(dst: &DeviceBuffer<T>, src: &[T]) -> Result<()> {
+    assert!(src.len() <= dst.len());
+    // SAFETY: the destination holds at least `src.len()` elements.
+    check("pageable copy host to device", unsafe { cu::memcpy_htod_sync(dst.ptr(), src) })
+}
+
+/// Copy a device buffer into pageable host memory and wait.
+pub fn download_pageable<T: Copy>(dst: &mut [T], src: &DeviceBuffer<T>) -> Result<()> {
+    assert!(dst.len() <= src.len());
+    // SAFETY: the source holds at least `dst.len()` elements.
+    check("pageable copy device to host", unsafe { cu::memcpy_dtoh_sync(dst, src.ptr()) })
+}
+
+/// Copy `bytes` between two device buffers on `stream`.
+///
+/// # Safety
+/// Both ranges must lie in live allocations.
+pub unsafe fn copy_d2d(dst: u64, src: u64, bytes: usize, stream: &CudaStream) -> Result<()> {
+    check("device-to-device copy", cu::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()))
 }
 
 /// Milliseconds between two recorded timing events (waits for the second).

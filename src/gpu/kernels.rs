@@ -14,17 +14,24 @@ use crate::error::{Error, Result};
 pub const SOURCES: &[(&str, &str)] = &[
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     ("spectrum.cu", include_str!("../../kernels/spectrum.cu")),
+    ("phase_shift.cu", include_str!("../../kernels/phase_shift.cu")),
+    ("stolt.cu", include_str!("../../kernels/stolt.cu")),
+    ("split_step.cu", include_str!("../../kernels/split_step.cu")),
 ];
 
 /// Every `extern "C" __global__` function in the sources.
 pub fn kernel_names() -> Vec<&'static str> {
+    const MARK: &str = "__global__ void";
     let mut names = Vec::new();
     for (_, src) in SOURCES {
         let mut rest = *src;
-        while let Some(i) = rest.find("__global__ void ") {
-            let after = &rest[i + "__global__ void ".len()..];
-            let end = after.find('(').unwrap_or(0);
-            names.push(after[..end].trim());
+        while let Some(i) = rest.find(MARK) {
+            let mut after = rest[i + MARK.len()..].trim_start();
+            if let Some(bounds) = after.strip_prefix("__launch_bounds__") {
+                after = bounds.find(')').map_or("", |close| bounds[close + 1..].trim_start());
+            }
+            let end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+            names.push(&after[..end]);
             rest = &after[end..];
         }
     }

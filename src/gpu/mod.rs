@@ -2,10 +2,13 @@
 //! only this module ever touches the driver, NVRTC or cuFFT — always after [`probe`] said they are there.
 
 pub mod device;
+pub mod engine;
 pub mod fft;
+pub mod floors;
 pub mod kernels;
 pub mod runtime;
 
+pub use engine::GpuEngine;
 pub use runtime::{probe, DeviceInfo, GpuRuntime, Unavailable};
 
 use crate::error::{Error, Result};
@@ -23,5 +26,19 @@ pub fn engine_for(compute: &ComputeConfig) -> Result<(Box<dyn Engine>, BackendCh
             rt.devices.len()
         ))
     })?;
-    Err(Error::Backend(format!("found {} but the CUDA engine is not built into this version", device.name)))
+    let engine = GpuEngine::new(device.clone(), compute.fast_math)?;
+    let detail = format!(
+        "{} (compute capability {}.{}, {:.1} GiB), driver CUDA {}.{}, kernels compiled by NVRTC {}.{} in {:.2} s{}",
+        device.name,
+        device.compute_capability.0,
+        device.compute_capability.1,
+        device.total_memory_bytes as f64 / (1u64 << 30) as f64,
+        rt.driver_cuda_version.0,
+        rt.driver_cuda_version.1,
+        rt.nvrtc_version.0,
+        rt.nvrtc_version.1,
+        engine.compile_seconds,
+        if compute.fast_math { ", fast math" } else { "" }
+    );
+    Ok((Box::new(engine), BackendChoice { kind: "cuda", detail }))
 }

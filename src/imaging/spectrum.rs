@@ -195,7 +195,7 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stat
     let t = Instant::now();
     let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
     spectrum.planes_mut().for_each_init(|| fft2.scratch(), |s, plane| fft2.forward(plane, s));
-    stats.add("lateral-fft", t.elapsed(), 0);
+    stats.add("spatial-fft", t.elapsed(), 0);
     Ok(spectrum)
 }
 
@@ -311,7 +311,7 @@ mod tests {
                 }
                 close(&s.data[iw * s.nk..(iw + 1) * s.nk], &naive_dft2(&plane, pi, px, -1.0), 1e-5);
             }
-            assert!(stats.seconds("read").is_some() && stats.seconds("lateral-fft").is_some());
+            assert!(stats.seconds("read").is_some() && stats.seconds("spatial-fft").is_some());
         }
     }
 

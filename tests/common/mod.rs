@@ -11,10 +11,28 @@ use seisimage::velocity::VelocityModel;
 use seisimage::volume::{Geometry, VolumeReader};
 use seisimage::window::WindowParams;
 
-/// Run `f` once on every available engine. Today that is the CPU engine; a GPU engine joins here.
+/// Run `f` once on every available engine: the CPU always, the GPU when [`gpu_engine`] gives one.
 pub fn for_each_backend(mut f: impl FnMut(&mut dyn Engine)) {
     let mut cpu = seisimage::imaging::CpuEngine::new(None).expect("CPU engine");
     f(&mut cpu);
+    if let Some(mut gpu) = gpu_engine() {
+        f(&mut gpu);
+    }
+}
+
+/// The CUDA engine on device 0 when `SEISIMAGE_GPU_TESTS=1`. Without that variable, or without a usable
+/// GPU, GPU runs are skipped with a message — except that with the variable set a missing GPU is a failure,
+/// so a GPU test run can never pass by skipping.
+pub fn gpu_engine() -> Option<seisimage::gpu::GpuEngine> {
+    let wanted = std::env::var("SEISIMAGE_GPU_TESTS").as_deref() == Ok("1");
+    if !wanted {
+        eprintln!("GPU run skipped: set SEISIMAGE_GPU_TESTS=1 on a machine with a CUDA device to run it");
+        return None;
+    }
+    let rt = seisimage::gpu::probe().unwrap_or_else(|e| panic!("SEISIMAGE_GPU_TESTS=1 but no usable GPU: {e}"));
+    let engine = seisimage::gpu::GpuEngine::new(rt.devices[0].clone(), false)
+        .unwrap_or_else(|e| panic!("SEISIMAGE_GPU_TESTS=1 but the CUDA engine cannot start: {e}"));
+    Some(engine)
 }
 
 /// Everything a migration needs besides the engine and the input.

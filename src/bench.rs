@@ -1,0 +1,469 @@
+//! `seisimage bench`: run a whole job on a synthetic volume and set every stage against the floor it could
+//! at best reach, with the floors measured in the same process (these machines are shared: only ratios taken
+//! in one run mean much). It also times the naive way — the whole volume uploaded from pageable memory, the
+//! same compute, the whole image pulled back — and reports the ratio.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::error::{Error, IoContext, Result};
+use crate::imaging::{Engine, ImageRequest, ImagingParams, Method};
+use crate::io::segy::{SegyReader, SegyWriteOptions, WriteFormat};
+use crate::io::{FileFormat, InputOptions, VolumeSink, WriteOptions};
+use crate::job::{Backend, ComputeConfig, InputConfig, Job, JobConfig, OutputConfig, RoiConfig, VolumeFormat};
+use crate::progress::Progress;
+use crate::run::{self, Prepared};
+use crate::synth::{Event, Medium, Model, ModelSpec};
+use crate::velocity::{Interpolation, VelocitySpec};
+use crate::volume::VolumeReader;
+use crate::window::{LateralPad, WindowParams};
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    pub size: [usize; 3],
+    pub method: Method,
+    pub backend: Backend,
+    pub depth_steps: usize,
+    pub fmax: f64,
+    pub workdir: PathBuf,
+    /// CPU thread counts to measure scaling over (empty: 1, 2, 4, … all cores).
+    pub threads: Vec<usize>,
+}
+
+/// One row of the stage table.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageRow {
+    pub stage: String,
+    pub seconds: f64,
+    pub bytes: u64,
+    /// Bytes / seconds (GB/s), when the stage moves bytes.
+    pub gb_per_s: Option<f64>,
+    /// What the stage is compared with, and its rate.
+    pub floor: Option<String>,
+    /// Stage rate ÷ floor rate (1 = at the floor), or floor time ÷ stage time.
+    pub ratio: Option<f64>,
+}
+
+/// Hardware floors measured in this process.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Floors {
+    /// Plain sequential read of the input file (page cache warm), GB/s.
+    pub file_read_gbps: f64,
+    pub h2d_pinned_gbps: Option<f64>,
+    pub h2d_pageable_gbps: Option<f64>,
+    pub d2h_pinned_gbps: Option<f64>,
+    /// Device-to-device copy, counting bytes read plus bytes written.
+    pub d2d_gbps: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    pub size: [usize; 3],
+    pub input_bytes: u64,
+    pub method: &'static str,
+    pub backend: String,
+    pub device: Option<String>,
+    pub plan: Vec<String>,
+    pub floors: Floors,
+    /// Decode throughput of the whole-file read (GB/s of file bytes), IEEE and IBM.
+    pub decode_ieee_gbps: f64,
+    pub decode_ibm_gbps: f64,
+    pub stages: Vec<StageRow>,
+    /// `seisimage run`'s wall time, file in page cache to products on disk.
+    pub end_to_end_seconds: f64,
+    /// Upload floor (input bytes at pinned H2D) plus the device compute stages.
+    pub floor_seconds: Option<f64>,
+    pub naive_seconds: Option<f64>,
+    /// Phase shift: depth-step updates (ω × k × steps) per second.
+    pub updates_per_second: Option<f64>,
+    /// Peak resident host memory of the run, and what the plan allows (volume + staging + products).
+    pub peak_rss_bytes: Option<u64>,
+    pub device_memory_planned_bytes: u64,
+    /// CPU: (threads, migrate seconds, updates per second).
+    pub cpu_scaling: Vec<(usize, f64, f64)>,
+    pub notes: Vec<String>,
+}
+
+const GB: f64 = 1e9;
+
+/// Run the benchmark.
+pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
+    std::fs::create_dir_all(&cfg.workdir).at(&cfg.workdir)?;
+    let [ni, nx, nt] = cfg.size;
+    let input = cfg.workdir.join("bench-ieee.sgy");
+    let input_ibm = cfg.workdir.join("bench-ibm.sgy");
+    let model = Model::new(model_spec(cfg))?;
+    tracing::info!("writing the {ni} × {nx} × {nt} synthetic input (IEEE and IBM SEG-Y) in {}", cfg.workdir.display());
+    write_model(&model, &input, WriteFormat::Ieee, progress)?;
+    write_model(&model, &input_ibm, WriteFormat::Ibm, progress)?;
+    let input_bytes = std::fs::metadata(&input).at(&input)?.len();
+
+    let mut notes = Vec::new();
+    // The job first, exactly as `seisimage run` does it, so that the peak memory is the job's alone; the
+    // floor measurements below hold whole-volume buffers of their own.
+    let job = bench_job(cfg, &input);
+    let prepared = run::prepare(job)?;
+    let t = Instant::now();
+    let manifest = run::execute(&prepared, cfg.backend, progress)?;
+    let end_to_end_seconds = t.elapsed().as_secs_f64();
+    let peak_rss_bytes = peak_rss();
+    let stats = &manifest.stages;
+
+    let mut floors = Floors { file_read_gbps: plain_read_gbps(&input)?, ..Default::default() };
+    let decode_ieee_gbps = decode_gbps(&input)?;
+    let decode_ibm_gbps = decode_gbps(&input_ibm)?;
+    let on_gpu = manifest.backend.kind == "cuda";
+
+    let mut device = None;
+    let mut naive_seconds = None;
+    let mut floor_seconds = None;
+    if on_gpu {
+        let rt = crate::gpu::probe().map_err(|e| Error::Backend(e.0))?;
+        let info = rt.devices[prepared.job.config.compute.device].clone();
+        device = Some(info.name.clone());
+        let gpu_floors = crate::gpu::floors::measure(info.clone(), input_bytes as usize)?;
+        floors.h2d_pinned_gbps = Some(gpu_floors.h2d_pinned / GB);
+        floors.h2d_pageable_gbps = Some(gpu_floors.h2d_pageable / GB);
+        floors.d2h_pinned_gbps = Some(gpu_floors.d2h_pinned / GB);
+        floors.d2d_gbps = Some(gpu_floors.d2d / GB);
+        let compute: f64 = ["time-fft", "spatial-fft", "migrate", "inverse-fft", "gather"]
+            .iter()
+            .filter_map(|s| stats.seconds(s))
+            .sum();
+        floor_seconds = Some(input_bytes as f64 / gpu_floors.h2d_pinned + compute);
+        naive_seconds = Some(naive_run(&prepared, info)?);
+    }
+
+    let cpu_scaling = if on_gpu { Vec::new() } else { cpu_scaling(&prepared, &cfg.threads, progress)? };
+    let updates = updates(&prepared);
+    let updates_per_second =
+        stats.seconds("migrate").filter(|_| prepared.plan.method == Method::PhaseShift).map(|s| updates / s);
+    if prepared.plan.padded[0] != ni || prepared.plan.padded[1] != nx {
+        notes.push("lateral padding was added; the k grid is larger than the volume".into());
+    }
+    let stages = stage_rows(&prepared, stats, &floors, input_bytes);
+    Ok(BenchReport {
+        size: cfg.size,
+        input_bytes,
+        method: prepared.plan.method.name(),
+        backend: format!("{} ({})", manifest.backend.kind, manifest.backend.detail),
+        device,
+        plan: prepared.plan.describe(),
+        floors,
+        decode_ieee_gbps,
+        decode_ibm_gbps,
+        stages,
+        end_to_end_seconds,
+        floor_seconds,
+        naive_seconds,
+        updates_per_second,
+        peak_rss_bytes,
+        device_memory_planned_bytes: prepared.plan.device_memory_bytes(),
+        cpu_scaling,
+        notes,
+    })
+}
+
+/// Diffractors at three depths and two flat reflectors, in a v(z) gradient.
+fn model_spec(cfg: &BenchConfig) -> ModelSpec {
+    let [ni, nx, nt] = cfg.size;
+    let bin = 12.5;
+    let t_end = (nt - 1) as f64 * 0.004;
+    let (xc, yc) = ((ni - 1) as f64 * bin / 2.0, (nx - 1) as f64 * bin / 2.0);
+    let z = |f: f64| f * t_end * 2000.0 / 2.0;
+    ModelSpec {
+        ilines: ni,
+        xlines: nx,
+        samples: nt,
+        dt_ms: 4.0,
+        bin_m: [bin, bin],
+        medium: Medium::Constant { velocity: 2000.0 },
+        peak_hz: 25.0,
+        events: vec![
+            Event::Diffractor { x: xc, y: yc, z: z(0.3), amplitude: 1.0 },
+            Event::Diffractor { x: xc * 0.6, y: yc * 1.3, z: z(0.5), amplitude: 1.0 },
+            Event::Diffractor { x: xc * 1.2, y: yc * 0.7, z: z(0.7), amplitude: 1.0 },
+            Event::Reflector { z: z(0.4), amplitude: 0.5 },
+            Event::Reflector { z: z(0.8), amplitude: 0.5 },
+        ],
+        noise: None,
+    }
+}
+
+fn write_model(model: &Model, path: &Path, format: WriteFormat, progress: &dyn Progress) -> Result<()> {
+    let g = model.geometry().clone();
+    let opts = WriteOptions { segy: SegyWriteOptions { format, ..Default::default() }, ..Default::default() };
+    let mut sink = VolumeSink::create(FileFormat::Segy, path, &g, &opts)?;
+    let [ni, nx, ns] = g.shape();
+    let block = ((64usize << 20) / 4 / (nx * ns)).clamp(1, ni);
+    let mut buf = vec![0.0f32; block * nx * ns];
+    progress.begin("synthesising", ni as u64);
+    for il in (0..ni).step_by(block) {
+        let n = block.min(ni - il);
+        let b = crate::volume::IndexBox { il: il..il + n, xl: 0..nx, s: 0..ns };
+        model.read_box(&b, &mut buf[..n * nx * ns])?;
+        sink.write_inlines(il, g.shape(), &buf[..n * nx * ns])?;
+        progress.advance(n as u64);
+    }
+    progress.finish();
+    sink.finish()?;
+    Ok(())
+}
+
+/// GB/s of a plain sequential read of the whole file into memory (the second of two reads: page cache warm).
+fn plain_read_gbps(path: &Path) -> Result<f64> {
+    let len = std::fs::metadata(path).at(path)?.len() as usize;
+    let mut buf = vec![0u8; len];
+    let mut best = 0.0f64;
+    for _ in 0..2 {
+        let t = Instant::now();
+        std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut buf)).at(path)?;
+        best = best.max(len as f64 / t.elapsed().as_secs_f64() / GB);
+    }
+    Ok(best)
+}
+
+/// GB/s of file bytes of opening the file and decoding all of it into one buffer.
+fn decode_gbps(path: &Path) -> Result<f64> {
+    let len = std::fs::metadata(path).at(path)?.len() as f64;
+    let t = Instant::now();
+    let r = SegyReader::open(path, &Default::default())?;
+    let mut out = vec![0.0f32; r.geometry().n_values()];
+    r.read_all(&mut out)?;
+    Ok(len / t.elapsed().as_secs_f64() / GB)
+}
+
+fn bench_job(cfg: &BenchConfig, input: &Path) -> Job {
+    let zmax = cfg.depth_steps as f64 * 10.0;
+    let velocity = match cfg.method {
+        Method::Stolt => VelocitySpec::Constant { velocity: 2000.0 },
+        _ => VelocitySpec::Table {
+            depths: vec![0.0, zmax.max(10.0)],
+            velocities: vec![1800.0, 3200.0],
+            interpolation: Interpolation::Linear,
+        },
+    };
+    let [ni, nx, _] = cfg.size;
+    let (il, xl) = (1 + ni as i64 / 2, 1 + nx as i64 / 2);
+    let config = JobConfig {
+        input: InputConfig { path: input.to_path_buf(), bin_size: None, read: InputOptions::default() },
+        // No lateral padding: the k grid is the volume's, as in the figures the targets come from.
+        window: WindowParams { lateral_pad: LateralPad::Traces(0), ..Default::default() },
+        velocity,
+        imaging: ImagingParams { method: cfg.method, dz: 10.0, zmax: Some(zmax), fmax: cfg.fmax, ..Default::default() },
+        compute: ComputeConfig { backend: cfg.backend, ..Default::default() },
+        output: OutputConfig {
+            dir: cfg.workdir.join("products"),
+            inlines: vec![il],
+            crosslines: vec![xl],
+            depth_slices: vec![(zmax * 0.3 / 10.0).round() * 10.0, (zmax * 0.6 / 10.0).round() * 10.0],
+            slice_formats: vec![],
+            png: true,
+            render: Default::default(),
+            roi: vec![RoiConfig {
+                name: "centre".into(),
+                iline: Some([il - 32, il + 31]),
+                xline: Some([xl - 32, xl + 31]),
+                depth: Some([0.0, zmax]),
+                formats: vec![VolumeFormat::Hdf5],
+            }],
+        },
+    };
+    Job { source: cfg.workdir.join("bench.toml"), config }
+}
+
+/// The naive way, timed from the file to the same products on disk.
+fn naive_run(p: &Prepared, device: crate::gpu::DeviceInfo) -> Result<f64> {
+    let mut engine = crate::gpu::GpuEngine::new(device, false)?;
+    engine.set_naive(true);
+    let whole = ImageRequest::whole(&p.image);
+    let plan = crate::imaging::Plan::new(
+        p.reader.geometry(),
+        p.bin_size,
+        &p.job.config.window,
+        &p.job.config.imaging,
+        &p.velocity,
+        &whole,
+    )?;
+    let t = Instant::now();
+    let reader = crate::io::open(&p.job.config.input.path, &p.job.config.input.read)?;
+    let mut stats = crate::stats::RunStats::default();
+    let image = engine.migrate(reader.as_ref(), &plan, &p.velocity, &whole, &crate::progress::Silent, &mut stats)?;
+    let volume =
+        crate::volume::Volume { geometry: p.image.clone(), data: image.into_iter().next().unwrap_or_default() };
+    let dir = p.job.config.output.dir.join("naive");
+    std::fs::create_dir_all(&dir).at(&dir)?;
+    for spec in &p.products {
+        let cut = volume.cut(&spec.region);
+        crate::products::write_product(&dir, spec, &cut.data, &p.image, p.bin_size, &p.job.config.output.render)?;
+    }
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// The migration alone on 1, 2, 4, … threads.
+fn cpu_scaling(p: &Prepared, threads: &[usize], progress: &dyn Progress) -> Result<Vec<(usize, f64, f64)>> {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let counts: Vec<usize> = if threads.is_empty() {
+        std::iter::successors(Some(1usize), |n| (n * 2 < all).then_some(n * 2)).chain([all]).collect()
+    } else {
+        threads.to_vec()
+    };
+    let updates = updates(p);
+    let mut out = Vec::new();
+    for n in counts {
+        let mut engine = crate::imaging::CpuEngine::new(Some(n))?;
+        let mut stats = crate::stats::RunStats::default();
+        engine.migrate(p.reader.as_ref(), &p.plan, &p.velocity, &p.request, progress, &mut stats)?;
+        let s = stats.seconds("migrate").unwrap_or(f64::NAN);
+        out.push((n, s, updates / s));
+    }
+    Ok(out)
+}
+
+/// Depth-step updates of the plan: frequencies × wavenumbers × depth steps.
+fn updates(p: &Prepared) -> f64 {
+    p.plan.n_omega() as f64 * p.plan.nk() as f64 * p.plan.last_level() as f64
+}
+
+fn stage_rows(p: &Prepared, stats: &crate::stats::RunStats, floors: &Floors, input_bytes: u64) -> Vec<StageRow> {
+    let plan = &p.plan;
+    let (nw, nk) = (plan.n_omega() as u64, plan.nk() as u64);
+    let [ni, nx, _] = plan.input.shape();
+    let pt = plan.padded[2] as u64;
+    let traces = (ni * nx) as u64;
+    let spectrum = nw * nk * 8;
+    let levels = plan.levels.len() as u64;
+    let product_bytes: u64 = p.request.boxes.iter().map(|b| b.len() as u64 * 4).sum();
+    let split = plan.method == Method::SplitStep;
+    let steps = plan.last_level() as u64;
+    // Bytes each device stage must at least read and write.
+    let device_bytes = |stage: &str| -> u64 {
+        match stage {
+            "time-fft" => traces * (pt * 4 + (pt / 2 + 1) * 8) + spectrum,
+            "spatial-fft" => 2 * spectrum * if split { 1 + steps } else { 1 },
+            "inverse-fft" => 2 * if split { spectrum * steps } else { levels * nk * 8 },
+            "gather" => product_bytes,
+            _ => 0,
+        }
+    };
+    let rate = |bytes: u64, s: f64| (bytes > 0 && s > 0.0).then(|| bytes as f64 / s / GB);
+    let mut rows = Vec::new();
+    let mut push = |stage: &str, label: &str, bytes: u64, floor: Option<(String, f64)>| {
+        let Some(s) = stats.seconds(stage) else { return };
+        let gbps = rate(bytes, s);
+        let ratio = match (&floor, gbps) {
+            (Some((_, f)), Some(g)) => Some(g / f),
+            _ => None,
+        };
+        rows.push(StageRow {
+            stage: label.into(),
+            seconds: s,
+            bytes,
+            gb_per_s: gbps,
+            floor: floor.map(|(n, f)| format!("{n} {f:.1} GB/s")),
+            ratio,
+        });
+    };
+    push("read", "read/decode", input_bytes, Some(("plain file read".into(), floors.file_read_gbps)));
+    push("window", "window", input_bytes, None);
+    push("h2d", "H2D", input_bytes, floors.h2d_pinned_gbps.map(|f| ("pinned H2D".into(), f)));
+    let d2d = floors.d2d_gbps.map(|f| ("device copy".to_string(), f));
+    push("time-fft", "t→ω", device_bytes("time-fft"), d2d.clone());
+    push("spatial-fft", "spatial FFT", device_bytes("spatial-fft"), d2d.clone());
+    push("migrate", "migration", if split { 4 * spectrum * steps } else { 2 * spectrum }, d2d.clone());
+    push("inverse-fft", "inverse FFT", device_bytes("inverse-fft"), d2d.clone());
+    push("gather", "gather", device_bytes("gather"), d2d);
+    push("d2h", "D2H", product_bytes, floors.d2h_pinned_gbps.map(|f| ("pinned D2H".into(), f)));
+    push("write", "write", stats.bytes("write").unwrap_or(0), None);
+    rows
+}
+
+/// Peak resident set size of this process (Linux).
+fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+impl BenchReport {
+    /// The report as a table for a terminal or a Markdown file.
+    pub fn table(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let [ni, nx, nt] = self.size;
+        let _ = writeln!(
+            s,
+            "seisimage bench: {ni} × {nx} × {nt} float32 ({:.2} GB), {}, on {}",
+            self.input_bytes as f64 / GB,
+            self.method,
+            self.backend
+        );
+        for l in &self.plan {
+            let _ = writeln!(s, "  plan: {l}");
+        }
+        let f = &self.floors;
+        let _ = writeln!(s, "\nfloors measured in this run:");
+        let _ = writeln!(s, "  plain file read          {:>8.2} GB/s", f.file_read_gbps);
+        let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2} GB/s"));
+        let _ = writeln!(s, "  H2D pinned / pageable    {:>10} / {}", opt(f.h2d_pinned_gbps), opt(f.h2d_pageable_gbps));
+        let _ = writeln!(s, "  D2H pinned               {:>10}", opt(f.d2h_pinned_gbps));
+        let _ = writeln!(s, "  device copy (r+w)        {:>10}", opt(f.d2d_gbps));
+        let _ = writeln!(
+            s,
+            "  decode IEEE / IBM        {:>8.2} / {:.2} GB/s of file bytes (whole-file read)",
+            self.decode_ieee_gbps, self.decode_ibm_gbps
+        );
+        let _ = writeln!(s, "\n| stage | time (ms) | bytes (MB) | GB/s | floor | ratio to floor |");
+        let _ = writeln!(s, "|---|---:|---:|---:|---|---:|");
+        for r in &self.stages {
+            let _ = writeln!(
+                s,
+                "| {} | {:.2} | {:.1} | {} | {} | {} |",
+                r.stage,
+                r.seconds * 1e3,
+                r.bytes as f64 / 1e6,
+                r.gb_per_s.map_or("-".into(), |g| format!("{g:.1}")),
+                r.floor.clone().unwrap_or_else(|| "-".into()),
+                r.ratio.map_or("-".into(), |x| format!("{x:.2}"))
+            );
+        }
+        let _ = writeln!(s);
+        if let Some(u) = self.updates_per_second {
+            let _ = writeln!(s, "phase shift: {:.3e} depth-step updates per second", u);
+        }
+        let _ = writeln!(s, "end to end (file in page cache → products on disk): {:.3} s", self.end_to_end_seconds);
+        if let Some(fl) = self.floor_seconds {
+            let _ = writeln!(
+                s,
+                "  upload floor + device compute: {:.3} s → end to end is {:.2} × that",
+                fl,
+                self.end_to_end_seconds / fl
+            );
+        }
+        if let Some(n) = self.naive_seconds {
+            let _ = writeln!(
+                s,
+                "  naive path (pageable upload, same compute, whole image back): {:.3} s → seisimage is {:.2} × faster",
+                n,
+                n / self.end_to_end_seconds
+            );
+        }
+        if let Some(r) = self.peak_rss_bytes {
+            let _ =
+                writeln!(s, "peak host memory {:.2} GB (input {:.2} GB)", r as f64 / GB, self.input_bytes as f64 / GB);
+        }
+        let _ = writeln!(s, "device memory planned {:.2} GB", self.device_memory_planned_bytes as f64 / GB);
+        for (n, t, u) in &self.cpu_scaling {
+            let _ = writeln!(s, "cpu {n:>3} threads: migration {t:.3} s, {u:.3e} updates/s");
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+        s
+    }
+}

@@ -1,0 +1,34 @@
+//! `seisimage bench`: every stage of a migration against its floor (see src/bench.rs).
+
+use seisimage::bench::{self, BenchConfig};
+use seisimage::progress;
+
+use crate::cli::BenchArgs;
+
+pub fn run(args: &BenchArgs, quiet: bool) -> anyhow::Result<()> {
+    let temporary = args.workdir.is_none();
+    let workdir = args
+        .workdir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("seisimage-bench-{}", std::process::id())));
+    let cfg = BenchConfig {
+        size: args.size,
+        method: args.method,
+        backend: args.backend,
+        depth_steps: args.depth_steps,
+        fmax: args.fmax,
+        workdir: workdir.clone(),
+        threads: args.threads.clone(),
+    };
+    let progress = progress::for_stderr(quiet);
+    let result = bench::run(&cfg, progress.as_ref());
+    if temporary {
+        let _ = std::fs::remove_dir_all(&workdir);
+    }
+    let report = result?;
+    print!("{}", report.table());
+    if let Some(path) = &args.json {
+        seisimage::io::output::write_atomic(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
+    }
+    Ok(())
+}
