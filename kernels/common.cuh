@@ -34,12 +34,23 @@ __device__ __forceinline__ cpx cpx_conj_scale(cpx a, float s) { return cpx_make(
 // ---- The per-element formulas of the migrations, one for one with src/imaging/formulas.rs ----------------
 // Velocities are true medium velocities v; the exploding-reflector slowness 2 / v is applied here.
 
+// Waves within 0.002° of horizontal count as evanescent (GRAZING in formulas.rs says why).
+#define GRAZING 1e-9
+
 // exp(i kz dz) for kz² = (2ω/v)² − |k|², or 0 for an evanescent wave.
-__device__ __forceinline__ cpx phase_factor(float omega, float k2, float v, float dz) {
-    float s = 2.0f * omega / v;
-    float a = s * s - k2;
-    if (a <= 0.0f) return cpx_make(0.0f, 0.0f);
-    return cpx_expi(sqrtf(a) * dz);
+//
+// kz² is a difference of two nearly equal numbers for waves near the evanescent limit, where float would
+// lose most digits of kz, so it is formed in double precision with the CPU's operations in the CPU's order
+// (no fused multiply-add); the phase is reduced to (−π, π] before the float sincos.
+__device__ __forceinline__ cpx phase_factor(double omega, double k2, double v, double dz) {
+    double s = __ddiv_rn(2.0 * omega, v);
+    double s2 = __dmul_rn(s, s);
+    double a = __dsub_rn(s2, k2);
+    if (a <= GRAZING * s2) return cpx_make(0.0f, 0.0f);
+    const double two_pi = 6.283185307179586476925286766559;
+    double phase = sqrt(a) * dz;
+    phase -= two_pi * rint(phase / two_pi);
+    return cpx_expi((float)phase);
 }
 
 // Weight of a plane wave in a dip-limited image: 1 below (max − rolloff), a half cosine to 0 at max.

@@ -10,10 +10,10 @@
 #define PS_WARPS 8
 #define PS_G 8
 
-// One stretch of depth: velocity, thickness (m), and the slot imaged at its bottom (−1: none).
+// One stretch of depth: velocity (m/s), thickness (m), and the slot imaged at its bottom (−1: none).
 struct Segment {
-    float velocity;
-    float thickness;
+    double velocity;
+    double thickness;
     int slot;
     int pad;
 };
@@ -21,8 +21,8 @@ struct Segment {
 extern "C" __global__ void __launch_bounds__(PS_LANES * PS_WARPS)
 phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], carried down in place
                   cpx* __restrict__ kimg,            // [n_slots][nk], overwritten
-                  const float* __restrict__ k2,      // [nk]
-                  const float* __restrict__ omega,   // [n_w]
+                  const double* __restrict__ k2,     // [nk]
+                  const double* __restrict__ omega,  // [n_w]
                   const float* __restrict__ weight,  // [n_w] imaging weight (1 or 2)
                   int n_w, int nk, const Segment* __restrict__ segs, int n_segs,
                   const float* __restrict__ slot_velocity, int n_slots, float dip_max, float dip_rolloff) {
@@ -32,24 +32,26 @@ phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], carried down 
     for (int i = warp * PS_LANES + lane; i < n_slots * PS_LANES; i += PS_LANES * PS_WARPS) acc[i] = cpx_make(0, 0);
     __syncthreads();
     bool live = k < nk;
-    float kk = live ? k2[k] : 0.0f;
+    double kk = live ? k2[k] : 0.0;
+    float kkf = (float)kk;
 
     for (int w0 = warp * PS_G; w0 < n_w; w0 += PS_WARPS * PS_G) {
         cpx p[PS_G], f[PS_G];
-        float om[PS_G], wt[PS_G];
+        double om[PS_G];
+        float wt[PS_G];
 #pragma unroll
         for (int g = 0; g < PS_G; ++g) {
             int w = w0 + g;
             bool ok = live && w < n_w;
             p[g] = ok ? field[(u64)w * nk + k] : cpx_make(0, 0);
-            om[g] = ok ? omega[w] : 0.0f;
+            om[g] = ok ? omega[w] : 0.0;
             wt[g] = ok ? weight[w] : 0.0f;
             f[g] = cpx_make(1, 0);
         }
-        float cur_v = -1.0f, cur_t = -1.0f;
+        double cur_v = -1.0, cur_t = -1.0;
         for (int s = 0; s < n_segs; ++s) {
             Segment seg = segs[s];
-            if (seg.thickness > 0.0f) {
+            if (seg.thickness > 0.0) {
                 if (seg.velocity != cur_v || seg.thickness != cur_t) {
 #pragma unroll
                     for (int g = 0; g < PS_G; ++g) f[g] = phase_factor(om[g], kk, seg.velocity, seg.thickness);
@@ -65,7 +67,7 @@ phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], carried down 
 #pragma unroll
                 for (int g = 0; g < PS_G; ++g) {
                     float w = wt[g];
-                    if (dip_max > 0.0f) w *= dip_weight(om[g], kk, sv, dip_max, dip_rolloff);
+                    if (dip_max > 0.0f) w *= dip_weight((float)om[g], kkf, sv, dip_max, dip_rolloff);
                     sum = cpx_add(sum, cpx_scale(p[g], w));
                 }
                 atomicAdd(&acc[seg.slot * PS_LANES + lane].re, sum.re);

@@ -39,7 +39,7 @@ __device__ __forceinline__ int interpolation_taps(double u, int sinc, float w[8]
 
 extern "C" __global__ void stolt_remap(const cpx* __restrict__ spectrum,  // [n_w][nk], centred
                                        cpx* __restrict__ line,            // [n_kz][nk], overwritten
-                                       const float* __restrict__ k2s,     // [nk]
+                                       const double* __restrict__ k2s,    // [nk]
                                        int n_w, int nk, int n_kz, double w_first, double w_step, double v,
                                        double dkz, double t_centre, int sinc, float dip_max, float dip_rolloff) {
     int k = blockIdx.x * blockDim.x + threadIdx.x;

@@ -38,6 +38,22 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
 }
 
 #[test]
+fn kernel_signatures_are_read_from_the_ptx() {
+    if !nvrtc_available() {
+        return;
+    }
+    use kernels::ParamKind::*;
+    let ptx = kernels::compile("sm_90", false).expect("compiles").to_src();
+    let sigs = kernels::signatures(&ptx);
+    for name in kernels::kernel_names() {
+        assert!(sigs.contains_key(name), "no signature for {name}");
+    }
+    // pointers, ints, doubles and floats in the order the source declares them
+    assert_eq!(sigs["split_step_shift"], vec![U64, U64, U64, U32, U32, F64, F64, F32, F32, F32]);
+    assert_eq!(sigs["scale_planes"], vec![U64, U64, U32, U32]);
+}
+
+#[test]
 fn a_compile_error_reports_the_nvrtc_log_with_file_and_line() {
     if !nvrtc_available() {
         return;

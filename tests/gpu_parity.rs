@@ -74,9 +74,9 @@ fn sparse(g: &seisimage::volume::Geometry) -> ImageRequest {
         IndexBox { il: 7..8, xl: 0..nx, s: 0..nz },
         IndexBox { il: 21..22, xl: 0..nx, s: 0..nz },
         IndexBox { il: 0..ni, xl: 17..18, s: 0..nz },
-        IndexBox { il: 0..ni, xl: 0..nx, s: 30..31 },
-        IndexBox { il: 0..ni, xl: 0..nx, s: 41..42 },
-        IndexBox { il: 5..19, xl: 9..30, s: 12..37 },
+        IndexBox { il: 0..ni, xl: 0..nx, s: nz * 3 / 5..nz * 3 / 5 + 1 },
+        IndexBox { il: 0..ni, xl: 0..nx, s: nz * 4 / 5..nz * 4 / 5 + 1 },
+        IndexBox { il: 5..19, xl: 9..30, s: nz / 4..nz * 3 / 4 },
     ])
 }
 

@@ -15,7 +15,7 @@ use cudarc::driver::{CudaEvent, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::device::{self, check, copy_2d, elapsed_ms, DeviceBuffer, Gpu, PinnedBuffer, Source};
 use super::fft::{self, Layout};
-use super::kernels::{self, Kernels};
+use super::kernels::{self, Kernels, ParamKind};
 use super::runtime::DeviceInfo;
 use crate::error::{Error, Result};
 use crate::imaging::plan::Segment;
@@ -92,6 +92,21 @@ impl GpuEngine {
     }
 
     fn launch(&self, stream: &CudaStream, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+        let expected = self.kernels.signature(name);
+        let given: Vec<ParamKind> = args
+            .iter()
+            .map(|a| match a {
+                Arg::Ptr(_) => ParamKind::U64,
+                Arg::I32(_) => ParamKind::U32,
+                Arg::F32(_) => ParamKind::F32,
+                Arg::F64(_) => ParamKind::F64,
+            })
+            .collect();
+        if given != expected {
+            return Err(Error::Gpu(format!(
+                "launch of {name} with arguments {given:?}, but the kernel takes {expected:?} (a programming error)"
+            )));
+        }
         // Little-endian cells: an int or float parameter reads the low bytes of its cell.
         let cells: Vec<u64> = args
             .iter()
@@ -204,8 +219,9 @@ struct Run<'a> {
     landing: Vec<DeviceBuffer<f32>>,
     half: Vec<DeviceBuffer<Cpx>>,
     delay: DeviceBuffer<Cpx>,
-    k2: DeviceBuffer<f32>,
-    omega: DeviceBuffer<f32>,
+    /// |k|² and ω in double: the kernels form kz² = (2ω/v)² − |k|² from them without cancellation.
+    k2: DeviceBuffer<f64>,
+    omega: DeviceBuffer<f64>,
     weight: DeviceBuffer<f32>,
     products: Vec<DeviceBuffer<f32>>,
     /// Phase shift: one block of k-domain images; Stolt: the kz lines; split-step: the level image.
@@ -257,7 +273,7 @@ impl<'a> Run<'a> {
                     (plane_count * nk * 8) as u64,
                 ),
                 ("products", products_bytes),
-                ("tables", (nk * 4 + nw * 16) as u64),
+                ("tables", (nk * 8 + nw * 16) as u64),
             ],
         };
         // The FFT plans come next, their work area on top of the budget.
@@ -340,8 +356,8 @@ impl<'a> Run<'a> {
                 [phase.cos() as f32, phase.sin() as f32]
             })
             .collect();
-        let k2: Vec<f32> = plan.k_squared().iter().map(|&x| x as f32).collect();
-        let omega: Vec<f32> = (0..nw).map(|iw| plan.omega(iw) as f32).collect();
+        let k2: Vec<f64> = plan.k_squared();
+        let omega: Vec<f64> = (0..nw).map(|iw| plan.omega(iw)).collect();
         let weight: Vec<f32> = (0..nw).map(|iw| plan.weight(iw) as f32).collect();
         let products = request
             .boxes
@@ -694,7 +710,7 @@ impl<'a> Run<'a> {
         let plan = self.plan;
         let grid = plan.stolt.as_ref().expect("checked in Run::new");
         let (max, rolloff) = dip_args(plan);
-        progress.begin("stolt", 1);
+        progress.begin("stolt", plan.levels.len() as u64);
         // Centre the record on t = 0 (see src/imaging/stolt.rs): every plane times exp(+iω t_c).
         let centring: Vec<Cpx> = (0..self.nw)
             .map(|iw| {
@@ -754,7 +770,7 @@ impl<'a> Run<'a> {
         let ids = DeviceBuffer::from_slice(&e.gpu, &ids)?;
         self.timed("gather", || self.gather(self.planes.ptr(), &ids, &levels, plan.image_scale()))?;
         e.sync(&e.compute)?;
-        progress.advance(1);
+        progress.advance(plan.levels.len() as u64);
         progress.finish();
         Ok(())
     }
@@ -863,8 +879,8 @@ impl<'a> Run<'a> {
                         Arg::Ptr(self.omega.ptr()),
                         Arg::I32(nw as i32),
                         Arg::I32(nk as i32),
-                        Arg::F32(v_ref as f32),
-                        Arg::F32(dz as f32),
+                        Arg::F64(v_ref),
+                        Arg::F64(dz),
                         Arg::F32(1.0 / nk as f32),
                         Arg::F32(max),
                         Arg::F32(rolloff),
@@ -930,8 +946,9 @@ fn dip_args(plan: &Plan) -> (f32, f32) {
 /// A launch of the phase-shift kernel: the segments from the previous launch's last level down to this
 /// one's, with slots renumbered from 0.
 struct PsBlock {
-    /// `Segment` as kernels/phase_shift.cu lays it out: velocity, thickness, slot (−1: none), padding.
-    segments: Vec<[u32; 4]>,
+    /// `Segment` as kernels/phase_shift.cu lays it out: velocity, thickness (f64 bits), slot (−1: none)
+    /// and padding (the low and high 32 bits of the last word).
+    segments: Vec<[u64; 3]>,
     slot_levels: Vec<usize>,
     slot_velocity: Vec<f32>,
 }
@@ -963,8 +980,8 @@ fn phase_shift_blocks(plan: &Plan) -> Vec<PsBlock> {
     out
 }
 
-fn encode(s: &Segment, slot: i32) -> [u32; 4] {
-    [(s.velocity as f32).to_bits(), (s.thickness as f32).to_bits(), slot as u32, 0]
+fn encode(s: &Segment, slot: i32) -> [u64; 3] {
+    [s.velocity.to_bits(), s.thickness.to_bits(), slot as u32 as u64]
 }
 
 #[cfg(test)]
@@ -997,10 +1014,10 @@ mod tests {
         assert_eq!(levels, plan.levels.iter().map(|l| l.index).collect::<Vec<_>>());
         assert!(launches.iter().all(|b| b.slot_levels.len() <= PS_MAX_SLOTS));
         assert!(launches.len() > plan.blocks.len(), "blocks of 200 levels must be cut");
-        let thickness: f64 = launches.iter().flat_map(|b| &b.segments).map(|s| f32::from_bits(s[1]) as f64).sum();
+        let thickness: f64 = launches.iter().flat_map(|b| &b.segments).map(|s| f64::from_bits(s[1])).sum();
         assert!((thickness - plan.last_level() as f64 * 5.0).abs() < 1e-3, "{thickness}");
         for b in &launches {
-            let slots: Vec<i32> = b.segments.iter().map(|s| s[2] as i32).filter(|&s| s >= 0).collect();
+            let slots: Vec<i32> = b.segments.iter().map(|s| s[2] as u32 as i32).filter(|&s| s >= 0).collect();
             assert_eq!(slots, (0..b.slot_levels.len() as i32).collect::<Vec<_>>());
         }
     }

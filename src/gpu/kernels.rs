@@ -83,20 +83,63 @@ pub fn compile_source(source: &str, arch: &'static str, fast_math: bool) -> Resu
     })
 }
 
+/// The type of a kernel parameter as PTX declares it (pointers are `.u64`, ints `.u32`/`.s32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamKind {
+    U64,
+    U32,
+    F32,
+    F64,
+}
+
+/// Every kernel's parameter types, read from the PTX: the launch code is checked against them, so a
+/// launch whose arguments do not match its kernel is refused instead of reading garbage on the device.
+pub fn signatures(ptx: &str) -> HashMap<String, Vec<ParamKind>> {
+    let mut out = HashMap::new();
+    let mut rest = ptx;
+    while let Some(i) = rest.find(".entry ") {
+        let after = &rest[i + ".entry ".len()..];
+        let name_end = after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+        let name = after[..name_end].to_string();
+        let params = after[name_end..].trim_start();
+        let close = params.find(')').unwrap_or(0);
+        let kinds = params[..close]
+            .split(".param")
+            .skip(1)
+            .map(|p| match p.split_whitespace().next() {
+                Some(".u64" | ".s64" | ".b64") => ParamKind::U64,
+                Some(".f64") => ParamKind::F64,
+                Some(".f32") => ParamKind::F32,
+                _ => ParamKind::U32,
+            })
+            .collect();
+        out.insert(name, kinds);
+        rest = &params[close..];
+    }
+    out
+}
+
 /// The loaded kernels of one run.
 pub struct Kernels {
     functions: HashMap<&'static str, CudaFunction>,
+    signatures: HashMap<String, Vec<ParamKind>>,
 }
 
 impl Kernels {
     pub fn load(ctx: &Arc<CudaContext>, ptx: Ptx) -> Result<Self> {
+        let signatures = signatures(&ptx.to_src());
         let module = super::device::check("loading the kernel module", ctx.load_module(ptx))?;
         let mut functions = HashMap::new();
         for name in kernel_names() {
             let f = super::device::check(&format!("finding kernel {name}"), module.load_function(name))?;
             functions.insert(name, f);
         }
-        Ok(Kernels { functions })
+        Ok(Kernels { functions, signatures })
+    }
+
+    /// The parameter types of kernel `name`.
+    pub fn signature(&self, name: &str) -> &[ParamKind] {
+        self.signatures.get(name).map_or(&[], |v| v.as_slice())
     }
 
     pub fn get(&self, name: &str) -> &CudaFunction {

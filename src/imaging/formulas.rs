@@ -44,11 +44,20 @@ pub fn kz_squared(omega: f64, k2: f64, v: f64) -> f64 {
     s * s - k2
 }
 
+/// Waves with `kz² ≤ GRAZING · (2ω/v)²` (within 0.002° of horizontal) count as evanescent.
+///
+/// On a regular (ω, k) grid a wave can sit exactly at 90° (`|k| = 2ω/v`), where `kz²` is zero up to the
+/// rounding of its last bit: whether it propagates (unchanged, so it adds the same value at every depth) or
+/// is dropped would then be decided by the order of floating-point operations, and two correct engines
+/// (CPU and GPU) would disagree. The margin is far above rounding and far below any dip a survey records.
+pub const GRAZING: f64 = 1e-9;
+
 /// The factor that continues a plane wave down by `dz` metres of velocity `v`: `exp(i kz dz)`, or 0 for an
-/// evanescent wave (`kz² ≤ 0`), which is dropped rather than left to grow or decay.
+/// evanescent wave (see [`GRAZING`]), which is dropped rather than left to grow or decay.
 pub fn phase_factor(omega: f64, k2: f64, v: f64, dz: f64) -> Complex64 {
-    let a = kz_squared(omega, k2, v);
-    if a <= 0.0 {
+    let s = 2.0 * omega / v;
+    let a = s * s - k2;
+    if a <= GRAZING * s * s {
         return Complex64::new(0.0, 0.0);
     }
     Complex64::from_polar(1.0, a.sqrt() * dz)
@@ -154,6 +163,19 @@ mod tests {
         assert!((wavenumber(3, 5, 1.0) + 2.0 * 2.0 * PI / 5.0).abs() < 1e-15);
         assert_eq!((imaging_weight(0, 8), imaging_weight(3, 8), imaging_weight(4, 8)), (1.0, 2.0, 1.0));
         assert_eq!(imaging_weight(2, 5), 2.0);
+    }
+
+    #[test]
+    fn waves_at_ninety_degrees_are_dropped_whatever_the_rounding() {
+        // |k| = 2ω/v to within a few ulps either way: propagating or not must not depend on those ulps.
+        let (omega, v): (f64, f64) = (157.07963267948966, 2000.0);
+        let k2 = (2.0 * omega / v).powi(2);
+        for k2 in [k2 * (1.0 - 4.0 * f64::EPSILON), k2, k2 * (1.0 + 4.0 * f64::EPSILON)] {
+            assert_eq!(phase_factor(omega, k2, v, 10.0), Complex64::new(0.0, 0.0));
+        }
+        // 89.9° still propagates
+        let k2 = (2.0 * omega / v * 89.9f64.to_radians().sin()).powi(2);
+        assert!((phase_factor(omega, k2, v, 10.0).norm() - 1.0).abs() < 1e-12);
     }
 
     #[test]
