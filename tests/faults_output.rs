@@ -40,7 +40,8 @@ fn an_output_folder_without_write_permission_is_refused_before_the_migration() {
     let mut cmd = seisimage();
     cmd.arg("run").arg(&job);
     // Root writes through any permission bits, so as root the job runs as the unprivileged user `nobody`
-    // (uid 65534), for whom the folder is read-only, as it is for any user on a cluster.
+    // (uid 65534), for whom the folder is read-only, as it is for any user on a cluster. That user must be
+    // able to reach the binary and the test's files (made readable above).
     if unsafe { libc::geteuid() } == 0 {
         cmd.uid(65534).gid(65534);
     }

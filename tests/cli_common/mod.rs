@@ -45,7 +45,7 @@ pub fn run(args: &[&str]) -> Outcome {
 }
 
 pub fn run_command(cmd: &mut Command) -> Outcome {
-    let out = cmd.stdin(Stdio::null()).output().expect("start seisimage");
+    let out = cmd.stdin(Stdio::null()).output().unwrap_or_else(|e| panic!("cannot start {:?}: {e}", cmd.get_program()));
     Outcome {
         status: out.status,
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
