@@ -35,6 +35,11 @@ pub struct Cli {
     /// Only errors and warnings on stderr; no progress bar.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+
+    /// When stderr is not a terminal (a batch log), write a progress line at most this often. A terminal
+    /// shows a progress bar instead.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 30.0, value_parser = parse_seconds)]
+    pub progress_interval: f64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -79,6 +84,13 @@ pub struct SegyArgs {
     /// Byte order. auto: the SEG-Y rev-2 constant when present, else whichever order gives plausible headers.
     #[arg(long, value_enum, default_value_t)]
     pub endian: Endian,
+    /// SEG-Y sample format code to read with instead of the binary header's (bytes 3225-3226), for files
+    /// that state it wrongly: 1 IBM float, 2/3/8 signed integers of 4/2/1 bytes, 5 IEEE float, ...
+    #[arg(long, value_name = "CODE")]
+    pub format_code: Option<u16>,
+    /// Sample interval (ms; m for depth) to read with instead of the headers', for files without a usable one.
+    #[arg(long, value_name = "INTERVAL")]
+    pub sample_interval: Option<f64>,
 }
 
 #[derive(Args, Debug)]
@@ -270,6 +282,13 @@ fn parse_size(s: &str) -> Result<[usize; 3], String> {
         }
     }
     Ok(out)
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("expected a number of seconds ≥ 0, got {s:?}")),
+    }
 }
 
 fn parse_int_range(s: &str) -> Result<[i64; 2], String> {

@@ -59,7 +59,7 @@ pub enum Error {
     Gpu(String),
 
     /// The job was stopped by a signal (SIGINT / SIGTERM).
-    #[error("interrupted by {0}; temporary files removed, no product was completed")]
+    #[error("interrupted by {0}; stopped cleanly and removed its temporary files")]
     Interrupted(&'static str),
 }
 

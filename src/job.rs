@@ -1,11 +1,19 @@
 //! A job file (TOML) and command-line overrides, validated into one [`Job`] before any work starts.
 //!
-//! Every section is a serde struct with `deny_unknown_fields`, so a misspelt key is an error with its line
-//! and column. Relative paths in a job file are relative to the job file's folder, so a job can be
-//! submitted from anywhere (a cluster's batch system rarely starts in the folder you expect).
+//! Every section is a serde struct that refuses unknown keys. Every error about a value says where the value
+//! was set: the line and column in the job file, or the `--set` override that gave it. That holds for the
+//! errors found while the job is read and for those found later, while it is planned ([`Job::locate`]).
+//!
+//! Relative paths in a job file are relative to the job file's folder, so a job can be submitted from
+//! anywhere (a cluster's batch system rarely starts in the folder you expect); relative paths given with
+//! `--set` are relative to the current folder, like any path on a command line. Both are made absolute
+//! when the job is loaded, so the resolved job means the same wherever it is printed or recorded.
 
+use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Result};
@@ -13,7 +21,7 @@ use crate::imaging::ImagingParams;
 use crate::io::{FileFormat, InputOptions};
 use crate::render::RenderOptions;
 use crate::velocity::VelocitySpec;
-use crate::window::WindowParams;
+use crate::window::{NonFinite, WindowParams};
 
 /// Where a job computes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -41,19 +49,124 @@ pub struct JobConfig {
     pub output: OutputConfig,
 }
 
+/// The top-level tables of a job file.
+const SECTIONS: [&str; 6] = ["input", "window", "velocity", "imaging", "compute", "output"];
+
 /// `[input]`: the volume to migrate and how to read it.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct InputConfig {
-    /// SEG-Y or HDF5 file (relative to the job file's folder).
+    /// SEG-Y or HDF5 file.
     pub path: PathBuf,
     /// Metres between adjacent inlines and between adjacent crosslines. Default: from the survey
     /// coordinates; required when the file has none.
-    #[serde(default)]
     pub bin_size: Option<[f64; 2]>,
-    /// How to read the file (format, SEG-Y header bytes and byte order, HDF5 dataset). Unknown keys are
-    /// refused here, so a misspelt key of `[input]` is an error.
+    /// NaN and infinite samples: set to zero and counted (default), or refused.
+    pub nonfinite: NonFinite,
+    /// How to read the file (format, SEG-Y header bytes and byte order, HDF5 dataset), as keys of the same
+    /// table.
     #[serde(flatten)]
     pub read: InputOptions,
+}
+
+/// The keys of `[input]` that belong to the job rather than to [`InputOptions`].
+const INPUT_KEYS: [&str; 3] = ["path", "bin_size", "nonfinite"];
+
+/// `[input]` holds the job's own keys beside the reading keys of [`InputOptions`]. serde's `flatten` would
+/// buffer the table, losing the position of every key (and letting misspelt keys through), so the table is
+/// read in one pass instead: the job's keys are taken aside and every other key goes straight to
+/// `InputOptions`, whose errors then keep their line and column.
+impl<'de> Deserialize<'de> for InputConfig {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        deserializer.deserialize_map(InputVisitor)
+    }
+}
+
+struct InputVisitor;
+
+impl<'de> Visitor<'de> for InputVisitor {
+    type Value = InputConfig;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an [input] table")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> std::result::Result<InputConfig, A::Error> {
+        let mut own = InputConfig::default();
+        let mut has_path = false;
+        let read = InputOptions::deserialize(ReadingKeys { map, own: &mut own, has_path: &mut has_path })?;
+        if !has_path {
+            return Err(de::Error::missing_field("path"));
+        }
+        Ok(InputConfig { read, ..own })
+    }
+}
+
+/// The `[input]` table as [`InputOptions`] sees it: the job's own keys are stored in `own` on the way.
+struct ReadingKeys<'a, A> {
+    map: A,
+    own: &'a mut InputConfig,
+    has_path: &'a mut bool,
+}
+
+impl<'de, A: MapAccess<'de>> Deserializer<'de> for ReadingKeys<'_, A> {
+    type Error = A::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> std::result::Result<V::Value, A::Error> {
+        visitor.visit_map(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+        unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for ReadingKeys<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> std::result::Result<Option<K::Value>, A::Error> {
+        let mut seed = Some(seed);
+        loop {
+            match self.map.next_key_seed(KeySeed { reading: &mut seed })? {
+                None => return Ok(None),
+                Some(Key::Reading(k)) => return Ok(Some(k)),
+                Some(Key::Job("path")) => {
+                    self.own.path = self.map.next_value()?;
+                    *self.has_path = true;
+                }
+                Some(Key::Job("bin_size")) => self.own.bin_size = Some(self.map.next_value()?),
+                Some(Key::Job(_)) => self.own.nonfinite = self.map.next_value()?,
+            }
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> std::result::Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+enum Key<K> {
+    Job(&'static str),
+    Reading(K),
+}
+
+/// Reads one key name: one of [`INPUT_KEYS`], or a key handed to `InputOptions`'s own key reader (inside the
+/// TOML reader's key call, so that an unknown key is reported at its position).
+struct KeySeed<'s, K> {
+    reading: &'s mut Option<K>,
+}
+
+impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, K> {
+    type Value = Key<K::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> std::result::Result<Self::Value, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        if let Some(own) = INPUT_KEYS.iter().find(|k| **k == name) {
+            return Ok(Key::Job(own));
+        }
+        let seed = self.reading.take().expect("a reading key ends the key search");
+        seed.deserialize(name.into_deserializer()).map(Key::Reading)
+    }
 }
 
 /// `[compute]`: where and how.
@@ -130,7 +243,7 @@ fn default_roi_formats() -> Vec<VolumeFormat> {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputConfig {
-    /// Output folder (created if missing; relative to the job file's folder).
+    /// Output folder (created if missing).
     pub dir: PathBuf,
     /// Inline numbers to image as vertical sections.
     #[serde(default)]
@@ -147,6 +260,10 @@ pub struct OutputConfig {
     /// Write a PNG of every slice.
     #[serde(default = "yes")]
     pub png: bool,
+    /// Gigabytes (10⁹ bytes) that must stay free on the output file system once the products are written;
+    /// the run refuses to start otherwise. Default 0: the products only have to fit.
+    #[serde(default)]
+    pub keep_free_gb: f64,
     /// How slices are drawn.
     #[serde(default)]
     pub render: RenderOptions,
@@ -165,112 +282,328 @@ pub struct Job {
     /// The job file, or a description of where the job came from.
     pub source: PathBuf,
     pub config: JobConfig,
+    origin: Origin,
 }
 
 impl Job {
-    /// Read a job file and apply `--set KEY=VALUE` overrides.
+    /// Read a job file and apply `--set KEY=VALUE` overrides. A job file that cannot be read is a mistake on
+    /// the command line, like one that does not parse.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Job> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::config(path.display().to_string(), Location::File, format!("cannot read the job file: {e}"))
+        })?;
         Job::parse(&text, path, overrides)
     }
 
     /// Parse job text; `path` names it in errors and anchors relative paths.
     pub fn parse(text: &str, path: &Path, overrides: &[String]) -> Result<Job> {
-        let name = path.display().to_string();
-        // Parse the text itself first, so that errors carry the line and column of the user's file.
-        let mut config: JobConfig = toml::from_str(text).map_err(|e| toml_error(&name, text, &e))?;
-        if !overrides.is_empty() {
-            let mut table: toml::Table = toml::from_str(text).map_err(|e| toml_error(&name, text, &e))?;
-            for o in overrides {
-                apply_override(&mut table, o)?;
+        let mut origin = Origin { name: path.display().to_string(), text: text.to_string(), overrides: Vec::new() };
+        // The text on its own, so that its errors carry their exact line and column in the user's file.
+        let file_only = toml::from_str::<JobConfig>(text);
+        let config = if overrides.is_empty() {
+            file_only.map_err(|e| origin.toml_error(&e))?
+        } else {
+            let mut table: toml::Table = toml::from_str(text).map_err(|e| origin.toml_error(&e))?;
+            for item in overrides {
+                origin.overrides.push(apply_override(&mut table, item)?);
             }
-            config = JobConfig::deserialize(table).map_err(|e| {
-                Error::config("--set", Location::File, format!("after the overrides, {}", e.message().trim()))
-            })?;
-        }
-        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        config.input.path = resolve(&base, &config.input.path);
-        config.output.dir = resolve(&base, &config.output.dir);
-        if let VelocitySpec::File { path, .. } = &mut config.velocity {
-            *path = resolve(&base, path);
-        }
-        let job = Job { source: path.to_path_buf(), config };
+            // Read the merged table back as TOML text: an error then has a position, hence a key, which
+            // leads back to the override (or the line of the file) that set it.
+            let merged = toml::to_string(&table).map_err(|e| Error::config("--set", Location::File, e.to_string()))?;
+            toml::from_str(&merged).map_err(|e| origin.merged_error(&merged, &e, file_only.err().as_ref()))?
+        };
+        let mut job = Job { source: path.to_path_buf(), config, origin };
+        job.resolve_paths()?;
         job.check()?;
         Ok(job)
+    }
+
+    /// An error about the value at `key` (a dotted path such as `imaging.dz`), placed where that value was
+    /// set: the `--set` override, else the line and column of the job file.
+    pub fn error_at(&self, key: &str, message: impl fmt::Display) -> Error {
+        self.origin.error_at(key, &message.to_string())
+    }
+
+    /// Place a configuration error raised while planning the job. Such errors name a section of the job
+    /// (`imaging`, `window`, `velocity`, or a deeper path such as `output.inlines`) and usually the key at
+    /// fault in their message (`dz must be ...`); the error is moved to that key's line and column, or to
+    /// the override that set it. Other errors pass unchanged.
+    pub fn locate(&self, e: Error) -> Error {
+        match e {
+            Error::Config { source_name, location: Location::File, message }
+                if SECTIONS.iter().any(|s| source_name == *s || source_name.starts_with(&format!("{s}."))) =>
+            {
+                let key = self.origin.named_key(&source_name, &message);
+                self.origin.error_at(&key, &message)
+            }
+            e => e,
+        }
+    }
+
+    /// Make every path absolute: relative to the job file's folder, or to the current folder when the path
+    /// came from `--set`.
+    fn resolve_paths(&mut self) -> Result<()> {
+        let folder = self.source.parent().map(Path::to_path_buf).unwrap_or_default();
+        let c = &mut self.config;
+        let mut paths = vec![("input.path", &mut c.input.path), ("output.dir", &mut c.output.dir)];
+        if let VelocitySpec::File { path, .. } = &mut c.velocity {
+            paths.push(("velocity.path", path));
+        }
+        for (key, path) in paths {
+            if path.as_os_str().is_empty() {
+                return Err(self.origin.error_at(key, "the path is empty"));
+            }
+            let base = if self.origin.overridden(key).is_some() { Path::new("") } else { folder.as_path() };
+            *path = std::path::absolute(base.join(&*path)).map_err(|e| Error::io(&*path, e))?;
+        }
+        Ok(())
     }
 
     /// Checks that need no file: ranges and consistency of values.
     fn check(&self) -> Result<()> {
         let c = &self.config;
-        let err = |msg: String| Err(Error::config(self.source.display().to_string(), Location::File, msg));
         if let Some([a, b]) = c.input.bin_size {
             if !(a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite()) {
-                return err(format!("input.bin_size must be two positive distances in metres, got [{a}, {b}]"));
+                return Err(self
+                    .error_at("input.bin_size", format!("must be two positive distances in metres, not [{a}, {b}]")));
             }
         }
+        c.window.validate().map_err(|e| self.locate(e))?;
         let o = &c.output;
-        if o.inlines.is_empty() && o.crosslines.is_empty() && o.depth_slices.is_empty() && o.roi.is_empty() {
-            return err("the job asks for no product: set output.inlines, output.crosslines, output.depth_slices \
-                        or add an [[output.roi]]"
-                .into());
+        let slices = !o.inlines.is_empty() || !o.crosslines.is_empty() || !o.depth_slices.is_empty();
+        if !slices && o.roi.is_empty() {
+            return Err(self.error_at(
+                "output",
+                "the job asks for no product: set output.inlines, output.crosslines, output.depth_slices or add an \
+                 [[output.roi]]",
+            ));
         }
         if let Some(z) = o.depth_slices.iter().find(|z| !z.is_finite() || **z < 0.0) {
-            return err(format!("output.depth_slices must be depths in metres ≥ 0, got {z}"));
+            return Err(self.error_at("output.depth_slices", format!("depths must be in metres, ≥ 0, not {z}")));
+        }
+        if slices && !o.png && o.slice_formats.is_empty() {
+            return Err(self.error_at("output.png", "slices are requested but png = false and slice_formats is empty"));
+        }
+        if !(o.keep_free_gb.is_finite() && o.keep_free_gb >= 0.0) {
+            return Err(self.error_at("output.keep_free_gb", format!("must be gigabytes ≥ 0, not {}", o.keep_free_gb)));
         }
         let mut names = std::collections::HashSet::new();
-        for r in &o.roi {
+        for (i, r) in o.roi.iter().enumerate() {
+            let key = format!("output.roi.{i}");
             if r.name.is_empty() || !r.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch)) {
-                return err(format!("output.roi name {:?} must be letters, digits, '-', '_' or '.'", r.name));
+                return Err(self.error_at(
+                    &format!("{key}.name"),
+                    format!("{:?} must be letters, digits, '-', '_' or '.'", r.name),
+                ));
             }
             if !names.insert(&r.name) {
-                return err(format!("two [[output.roi]] are named {:?}", r.name));
+                return Err(self.error_at(&format!("{key}.name"), format!("two [[output.roi]] are named {:?}", r.name)));
             }
             if r.formats.is_empty() {
-                return err(format!("output.roi {:?} has no formats", r.name));
+                return Err(self.error_at(&format!("{key}.formats"), "an ROI needs at least one format"));
             }
         }
-        if !o.png
-            && o.slice_formats.is_empty()
-            && (!o.inlines.is_empty() || !o.crosslines.is_empty() || !o.depth_slices.is_empty())
-        {
-            return err("slices are requested but output.png = false and output.slice_formats is empty".into());
-        }
-        Ok(())
+        o.render.validate().map_err(|e| self.locate(Error::config("output.render", Location::File, e.to_string())))
     }
 
-    /// The fully resolved config as TOML (every default shown).
+    /// The fully resolved config as TOML (every default shown, paths absolute).
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(&self.config).unwrap_or_else(|e| format!("# cannot print the config: {e}\n"))
     }
 }
 
-fn resolve(base: &Path, p: &Path) -> PathBuf {
-    if p.as_os_str().is_empty() || p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
+/// Where the values of a job came from: the job file's text and the overrides, in order.
+#[derive(Clone, Debug)]
+struct Origin {
+    /// The job file, as errors name it.
+    name: String,
+    text: String,
+    overrides: Vec<Override>,
+}
+
+/// One `--set KEY=VALUE`.
+#[derive(Clone, Debug)]
+struct Override {
+    key: String,
+    item: String,
+}
+
+impl Origin {
+    /// The last override that set `key` or a table holding it: the one whose value stood.
+    fn overridden(&self, key: &str) -> Option<&Override> {
+        self.overrides.iter().rev().find(|o| o.key == key || key.starts_with(&format!("{}.", o.key)))
+    }
+
+    fn error_at(&self, key: &str, message: &str) -> Error {
+        let message = if key.is_empty() { message.to_string() } else { format!("{key}: {message}") };
+        match self.overridden(key) {
+            Some(o) => Error::config(format!("--set {}", o.item), Location::File, message),
+            None => Error::config(&self.name, position(&self.text, key), message),
+        }
+    }
+
+    /// A TOML error in the job file: at its own position, prefixed by the key it concerns.
+    fn toml_error(&self, e: &toml::de::Error) -> Error {
+        let Some(span) = e.span() else { return Error::config(&self.name, Location::File, e.message().trim()) };
+        let entries = entries(&self.text);
+        let mut key = key_at(&entries, &span);
+        let mut at = span.start;
+        // A table read as a whole (a tagged enum) reports an unknown key at the table: find the key itself.
+        if let (Some(table), Some(field)) = (&key, unknown_field(e.message())) {
+            if let Some(k) = entries.iter().find(|en| en.path == format!("{table}.{field}")) {
+                at = k.key.as_ref().map_or(k.value.start, |r| r.start);
+                key = Some(k.path.clone());
+            }
+        }
+        let message = match (key, e.message().trim()) {
+            (Some(k), m) => format!("{k}: {m}"),
+            (None, m) if m.starts_with("missing field") => format!("{m}: the job file needs this table"),
+            (None, m) => m.to_string(),
+        };
+        Error::config(&self.name, line_column(&self.text, at), message)
+    }
+
+    /// An error in the job after the overrides, read from the merged text: blame the override that set the
+    /// key at fault (or a key inside it); else the file's own error, when the file alone had one (the
+    /// overrides may also complete a file that lacks something); else the file's line of that key.
+    fn merged_error(&self, merged: &str, e: &toml::de::Error, file_only: Option<&toml::de::Error>) -> Error {
+        let entries = entries(merged);
+        let key = e.span().and_then(|s| key_at(&entries, &s)).unwrap_or_default();
+        let key = match unknown_field(e.message()) {
+            Some(field) if entries.iter().any(|en| en.path == format!("{key}.{field}")) => format!("{key}.{field}"),
+            _ => key,
+        };
+        let message = e.message().trim();
+        let inside = self.overrides.iter().rev().find(|o| o.key.starts_with(&format!("{key}.")));
+        match (self.overridden(&key), inside, file_only) {
+            (Some(_), _, _) => self.error_at(&key, message),
+            (None, Some(o), _) => {
+                Error::config(format!("--set {}", o.item), Location::File, format!("{key}: {message}"))
+            }
+            (None, None, Some(own)) => self.toml_error(own),
+            (None, None, None) => self.error_at(&key, &format!("{message} (once the --set overrides are applied)")),
+        }
+    }
+
+    /// The key of `table` that a message about it names: the one named first, among those the file or the
+    /// overrides set. `table` itself when none is named.
+    fn named_key(&self, table: &str, message: &str) -> String {
+        let prefix = format!("{table}.");
+        let file_keys = entries(&self.text).into_iter().map(|e| e.path);
+        let set_keys = self.overrides.iter().map(|o| o.key.clone());
+        file_keys
+            .chain(set_keys)
+            .filter_map(|path| {
+                let name = path.strip_prefix(&prefix)?.to_string();
+                (!name.contains('.')).then_some(name)
+            })
+            .filter_map(|name| word_position(message, &name).map(|at| (at, name)))
+            .min()
+            .map_or_else(|| table.to_string(), |(_, name)| format!("{prefix}{name}"))
     }
 }
 
-/// A TOML error as a config error with the line and column of the offending text.
-fn toml_error(name: &str, text: &str, e: &toml::de::Error) -> Error {
-    let location = match e.span() {
-        Some(span) => {
-            let before = &text[..span.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let column = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
-            Location::Line { line, column }
+/// `unknown field `x`` → `x`.
+fn unknown_field(message: &str) -> Option<&str> {
+    message.strip_prefix("unknown field `")?.split('`').next()
+}
+
+/// Where `word` first stands as a whole word in `text` (not inside a longer name).
+fn word_position(text: &str, word: &str) -> Option<usize> {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).map(|(i, _)| i).find(|&i| {
+        !text[..i].chars().next_back().is_some_and(is_word)
+            && !text[i + word.len()..].chars().next().is_some_and(is_word)
+    })
+}
+
+/// One key of a TOML document: its dotted path (array elements by index), where the key is written (none
+/// for array elements) and where its value is.
+struct Entry {
+    path: String,
+    key: Option<Range<usize>>,
+    value: Range<usize>,
+    table: bool,
+}
+
+/// Every key of a TOML document, parents before children. Empty when the text does not parse.
+fn entries(text: &str) -> Vec<Entry> {
+    fn walk(path: &str, key: Option<Range<usize>>, value: &toml::Spanned<toml::de::DeValue>, out: &mut Vec<Entry>) {
+        let child = |name: &str| if path.is_empty() { name.to_string() } else { format!("{path}.{name}") };
+        let table = matches!(value.get_ref(), toml::de::DeValue::Table(_));
+        if !path.is_empty() {
+            out.push(Entry { path: path.to_string(), key, value: value.span(), table });
         }
-        None => Location::File,
-    };
-    Error::config(name, location, e.message().trim().to_string())
+        match value.get_ref() {
+            toml::de::DeValue::Table(t) => {
+                for (k, v) in t.iter() {
+                    walk(&child(k.get_ref()), Some(k.span()), v, out);
+                }
+            }
+            toml::de::DeValue::Array(a) => {
+                for (i, v) in a.iter().enumerate() {
+                    walk(&child(&i.to_string()), None, v, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(doc) = toml::de::DeTable::parse(text) {
+        let span = doc.span();
+        let root = toml::Spanned::new(span, toml::de::DeValue::Table(doc.into_inner()));
+        walk("", None, &root, &mut out);
+    }
+    out
+}
+
+/// The deepest key whose written key or value holds the whole of `span`. An empty span is the document's
+/// (a missing top-level table), no key's.
+fn key_at(entries: &[Entry], span: &Range<usize>) -> Option<String> {
+    if span.is_empty() {
+        return None;
+    }
+    let holds = |r: &Range<usize>| r.start <= span.start && span.end <= r.end.max(r.start + 1);
+    entries
+        .iter()
+        .filter(|e| e.key.as_ref().is_some_and(holds) || holds(&e.value))
+        .max_by_key(|e| e.path.split('.').count())
+        .map(|e| e.path.clone())
+}
+
+/// Where the value of `key` is written (for a table, its key in the header), or failing that the nearest
+/// enclosing table's.
+fn position(text: &str, key: &str) -> Location {
+    let entries = entries(text);
+    let mut path = key;
+    loop {
+        if let Some(e) = entries.iter().find(|e| e.path == path) {
+            let at = match (&e.key, e.table) {
+                (Some(k), true) => k.start,
+                _ => e.value.start,
+            };
+            return line_column(text, at);
+        }
+        match path.rsplit_once('.') {
+            Some((parent, _)) => path = parent,
+            None => return Location::File,
+        }
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `at` of `text`.
+fn line_column(text: &str, at: usize) -> Location {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Location::Line { line, column }
 }
 
 /// Apply one `KEY=VALUE` override to the parsed table. VALUE is TOML (`50`, `"cpu"`, `[1, 2]`); a bare word
 /// that is not valid TOML is taken as a string, so `--set compute.backend=cpu` works unquoted.
-fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
-    let bad = |msg: String| Error::config("--set", Location::File, msg);
-    let (key, value) = item.split_once('=').ok_or_else(|| bad(format!("{item:?} is not KEY=VALUE")))?;
+fn apply_override(table: &mut toml::Table, item: &str) -> Result<Override> {
+    let bad = |msg: String| Error::config(format!("--set {item}"), Location::File, msg);
+    let (key, value) = item.split_once('=').ok_or_else(|| bad("expected KEY=VALUE".into()))?;
     let key = key.trim();
     let parsed: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {value}")) {
         Ok(mut t) => t.remove("v").expect("the key just written"),
@@ -281,10 +614,10 @@ fn apply_override(table: &mut toml::Table, item: &str) -> Result<()> {
         return Err(bad(format!("{key:?} is not a dotted key such as imaging.fmax")));
     }
     let mut t = table;
-    for p in &parts[..parts.len() - 1] {
+    for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
         let entry = t.entry(p.to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
-        t = entry.as_table_mut().ok_or_else(|| bad(format!("{key}: {p} is not a table")))?;
+        t = entry.as_table_mut().ok_or_else(|| bad(format!("{} is not a table", parts[..=i].join("."))))?;
     }
     t.insert(parts[parts.len() - 1].to_string(), parsed);
-    Ok(())
+    Ok(Override { key: key.to_string(), item: item.to_string() })
 }

@@ -13,9 +13,21 @@ fn main() {
         tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
     }
     if let Err(e) = commands::run(&cli) {
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", message(&e));
         std::process::exit(exit_code(&e));
     }
+}
+
+/// The error and its causes on one line, leaving out a cause whose text the message already holds (a
+/// library error includes its I/O cause).
+fn message(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1).map(|c| c.to_string()) {
+        if !text.contains(&cause) {
+            text = format!("{text}: {cause}");
+        }
+    }
+    text
 }
 
 fn init_logging(verbose: u8, quiet: bool) {
@@ -27,7 +39,14 @@ fn init_logging(verbose: u8, quiet: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("seisimage={default},warn")));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    // Colours only for a person at a terminal: a batch log keeps plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(ansi)
+        .init();
 }
 
 /// The exit code of the first library error in the chain; 1 for anything else.

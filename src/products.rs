@@ -9,11 +9,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, IoContext, Result};
+use crate::cancel;
+use crate::error::{Error, IoContext, Location, Result};
 use crate::imaging::ImageRequest;
+use crate::io::VolumeSink;
 use crate::job::{OutputConfig, VolumeFormat};
 use crate::render::{self, RenderOptions, SliceData};
-use crate::volume::{Geometry, IndexBox, ValueBox, Volume};
+use crate::volume::{Geometry, IndexBox, LineAxis, SampleAxis, ValueBox, Volume};
 
 /// What a product is, in the user's terms.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -36,14 +38,16 @@ pub struct ProductSpec {
     pub png: bool,
 }
 
-/// The products of `output` on the image grid `image` (depth domain), in a stable order.
+/// The products of `output` on the image grid `image` (depth domain), in a stable order. A product that does
+/// not fit the image is a configuration error naming the key that asks for it (`output.inlines`, ...).
 pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<ProductSpec>> {
     let all = image.full_box();
     let mut specs = Vec::new();
     let slice =
         |kind, stem, region| ProductSpec { kind, stem, region, formats: output.slice_formats.clone(), png: output.png };
+    let at = |key: String| move |e: Error| Error::config(key, Location::File, e.to_string());
     for &il in &output.inlines {
-        let i = image.iline_index(il)?;
+        let i = image.iline_index(il).map_err(at("output.inlines".into()))?;
         specs.push(slice(
             ProductKind::Inline { iline: il },
             format!("inline_{il}"),
@@ -51,7 +55,7 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
         ));
     }
     for &xl in &output.crosslines {
-        let j = image.xline_index(xl)?;
+        let j = image.xline_index(xl).map_err(at("output.crosslines".into()))?;
         specs.push(slice(
             ProductKind::Crossline { xline: xl },
             format!("xline_{xl}"),
@@ -60,10 +64,14 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
     }
     for &z in &output.depth_slices {
         let k = image.sample_index(z).map_err(|_| {
-            Error::Request(format!(
-                "depth slice {z} m is below the deepest depth imaged ({} m): raise imaging.zmax",
-                image.samples.last()
-            ))
+            Error::config(
+                "output.depth_slices",
+                Location::File,
+                format!(
+                    "depth slice {z} m is below the deepest depth imaged ({} m): raise imaging.zmax",
+                    image.samples.last()
+                ),
+            )
         })?;
         let exact = image.samples.value(k);
         specs.push(slice(
@@ -72,10 +80,10 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
             IndexBox { s: k..k + 1, ..all.clone() },
         ));
     }
-    for r in &output.roi {
+    for (n, r) in output.roi.iter().enumerate() {
         let region = image
             .index_box(&ValueBox { iline: r.iline, xline: r.xline, sample: r.depth })
-            .map_err(|e| Error::Request(format!("output.roi {:?}: {e}", r.name)))?;
+            .map_err(at(format!("output.roi.{n}")))?;
         specs.push(ProductSpec {
             kind: ProductKind::Roi { name: r.name.clone() },
             stem: format!("roi_{}", r.name),
@@ -86,7 +94,13 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
     }
     let mut stems = std::collections::HashSet::new();
     if let Some(dup) = specs.iter().find(|s| !stems.insert(s.stem.clone())) {
-        return Err(Error::Request(format!("the product {} is requested twice", dup.stem)));
+        let key = match dup.kind {
+            ProductKind::Inline { .. } => "output.inlines",
+            ProductKind::Crossline { .. } => "output.crosslines",
+            ProductKind::DepthSlice { .. } => "output.depth_slices",
+            ProductKind::Roi { .. } => "output.roi",
+        };
+        return Err(Error::config(key, Location::File, format!("the product {} is requested twice", dup.stem)));
     }
     Ok(specs)
 }
@@ -96,14 +110,20 @@ pub fn request(specs: &[ProductSpec]) -> ImageRequest {
     ImageRequest { boxes: specs.iter().map(|s| s.region.clone()).collect() }
 }
 
-/// Bytes the products will take on disk, roughly (for the up-front free-space check).
-pub fn estimated_bytes(specs: &[ProductSpec]) -> u64 {
+/// Bytes the products will take on disk at most, about (for the free-space check before the migration):
+/// 4 bytes per value and 8 KiB of headers per sub-volume file; per PNG, the uncompressed RGB size of the
+/// largest picture `render` allows for the slice (at least `min_width²` pixels, as narrow slices are
+/// enlarged), plus 64 KiB for the annotation and the sidecar.
+pub fn estimated_bytes(specs: &[ProductSpec], render: &RenderOptions) -> u64 {
+    const FILE_HEADERS: u64 = 8 << 10;
+    const PNG_EXTRAS: u64 = 64 << 10;
+    let min_area = u64::from(render.min_width).pow(2);
     specs
         .iter()
         .map(|s| {
-            let values = s.region.len() as u64 * 4;
-            let files = s.formats.len() as u64 * (values + 8192);
-            let png = if s.png { values + 65536 } else { 0 };
+            let values = s.region.len() as u64;
+            let files = s.formats.len() as u64 * (4 * values + FILE_HEADERS);
+            let png = if s.png { 3 * values.max(min_area).min(render.max_pixels) + PNG_EXTRAS } else { 0 };
             files + png
         })
         .sum()
@@ -112,6 +132,7 @@ pub fn estimated_bytes(specs: &[ProductSpec]) -> u64 {
 /// A file written, for the manifest.
 #[derive(Clone, Debug, Serialize)]
 pub struct ProductFile {
+    /// File name, in the output folder (beside the manifest).
     pub path: PathBuf,
     pub format: String,
     pub bytes: u64,
@@ -123,19 +144,23 @@ pub struct ProductFile {
 pub struct ProductRecord {
     #[serde(flatten)]
     pub kind: ProductKind,
-    /// Axes of the product as written: iline, xline, depth (first, step, count).
-    pub geometry: ProductAxes,
+    /// Axes of the product as written.
+    pub axes: ProductAxes,
     pub files: Vec<ProductFile>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ProductAxes {
-    pub iline: [i64; 3],
-    pub xline: [i64; 3],
-    pub depth_m: [f64; 3],
+    pub iline: LineAxis,
+    pub xline: LineAxis,
+    pub depth: SampleAxis,
 }
 
-/// Write one product: PNG for slices, and its sub-volume formats.
+/// Values written per step of a sub-volume file: a stop request is honoured between steps.
+const WRITE_BLOCK_VALUES: usize = 4 << 20;
+
+/// Write one product into `dir`: PNG for slices, and its sub-volume formats. Each file is complete under its
+/// name or absent.
 pub fn write_product(
     dir: &Path,
     spec: &ProductSpec,
@@ -148,6 +173,7 @@ pub fn write_product(
     debug_assert_eq!(data.len(), g.n_values());
     let mut files = Vec::new();
     if spec.png {
+        cancel::check()?;
         let path = dir.join(format!("{}.png", spec.stem));
         let slice = slice_of(&spec.kind, Volume { geometry: g.clone(), data: data.to_vec() }, bin_size)?;
         let mut opts = render_opts.clone();
@@ -160,16 +186,19 @@ pub fn write_product(
     }
     for f in &spec.formats {
         let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
-        crate::io::write_volume(f.file_format(), &path, &g, data, &Default::default())?;
+        let mut sink = VolumeSink::create(f.file_format(), &path, &g, &Default::default())?;
+        let inline_values = g.xlines.len * g.samples.len;
+        let block_inlines = (WRITE_BLOCK_VALUES / inline_values).max(1);
+        for (i, block) in data.chunks(block_inlines * inline_values).enumerate() {
+            cancel::check()?;
+            sink.write_inlines(i * block_inlines, g.shape(), block)?;
+        }
+        sink.finish()?;
         files.push(file_record(&path, f.extension())?);
     }
     Ok(ProductRecord {
         kind: spec.kind.clone(),
-        geometry: ProductAxes {
-            iline: [g.ilines.first, g.ilines.step, g.ilines.len as i64],
-            xline: [g.xlines.first, g.xlines.step, g.xlines.len as i64],
-            depth_m: [g.samples.origin, g.samples.step, g.samples.len as f64],
-        },
+        axes: ProductAxes { iline: g.ilines, xline: g.xlines, depth: g.samples },
         files,
     })
 }
@@ -206,13 +235,39 @@ fn slice_of(kind: &ProductKind, product: Volume, bin_size: [f64; 2]) -> Result<S
     })
 }
 
+/// Size and SHA-256 of a file just written, read back from disk (so the checksum is of what landed there).
 fn file_record(path: &Path, format: &str) -> Result<ProductFile> {
-    let bytes = std::fs::read(path).at(path)?;
-    let sha = Sha256::digest(&bytes);
+    let mut file = std::fs::File::open(path).at(path)?;
+    let mut hasher = Sha256::new();
+    let bytes = std::io::copy(&mut file, &mut hasher).at(path)?;
     Ok(ProductFile {
-        path: path.to_path_buf(),
+        path: path.file_name().map(PathBuf::from).unwrap_or_default(),
         format: format.into(),
-        bytes: bytes.len() as u64,
-        sha256: sha.iter().map(|b| format!("{b:02x}")).collect(),
+        bytes,
+        sha256: hasher.finalize().iter().map(|b| format!("{b:02x}")).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_size_estimate_by_hand() {
+        let region = IndexBox { il: 0..1, xl: 0..30, s: 0..200 }; // 6000 values
+        let spec = |formats: Vec<VolumeFormat>, png| ProductSpec {
+            kind: ProductKind::Inline { iline: 1 },
+            stem: "inline_1".into(),
+            region: region.clone(),
+            formats,
+            png,
+        };
+        let render = RenderOptions::default(); // min_width 800, max_pixels 4096²
+                                               // two files of 24000 + 8192 bytes
+        assert_eq!(estimated_bytes(&[spec(vec![VolumeFormat::Npy, VolumeFormat::Hdf5], false)], &render), 64_384);
+        // a picture of at least 800² pixels, 3 bytes each, and 65536 bytes besides
+        assert_eq!(estimated_bytes(&[spec(vec![], true)], &render), 1_985_536);
+        let small = RenderOptions { min_width: 10, max_pixels: 5000, ..render };
+        assert_eq!(estimated_bytes(&[spec(vec![], true)], &small), 15_000 + 65_536);
+    }
 }

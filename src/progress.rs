@@ -25,14 +25,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// A bar on an interactive terminal, log lines in a batch log, nothing with `quiet`.
-pub fn for_stderr(quiet: bool) -> Box<dyn Progress> {
+/// A bar on an interactive terminal; in a batch log (stderr not a terminal), a line at most every
+/// `interval`; nothing with `quiet`.
+pub fn for_stderr(quiet: bool, interval: Duration) -> Box<dyn Progress> {
     if quiet {
         Box::new(Silent)
     } else if std::io::stderr().is_terminal() {
         Box::new(Bar::default())
     } else {
-        Box::new(LogLines::new(Duration::from_secs(30)))
+        Box::new(LogLines::new(interval))
     }
 }
 

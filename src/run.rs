@@ -6,14 +6,14 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::imaging::{image_geometry, CpuEngine, Engine, ImageRequest, Plan};
 use crate::job::{Backend, Job};
 use crate::products::{self, ProductRecord, ProductSpec};
 use crate::progress::Progress;
 use crate::stats::RunStats;
 use crate::velocity::VelocityModel;
-use crate::volume::{Geometry, VolumeReader};
+use crate::volume::{CoordTransform, Geometry, LineAxis, SampleAxis, VolumeReader};
 
 /// Name of the run manifest in the output folder.
 pub const MANIFEST: &str = "manifest.json";
@@ -33,18 +33,24 @@ pub struct Prepared {
     pub plan: Plan,
 }
 
-/// Open the input and plan the job.
+/// Open the input and plan the job. A configuration error found on the way names the line of the job file
+/// (or the `--set` override) it comes from.
 pub fn prepare(job: Job) -> Result<Prepared> {
     let c = &job.config;
-    let reader = crate::io::open(&c.input.path, &c.input.read)?;
+    // The reader checks the reading keys of [input] itself, naming them as its own options.
+    let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| match e {
+        Error::Config { source_name, location, message } if source_name == "SEG-Y options" => {
+            job.locate(Error::Config { source_name: "input".into(), location, message })
+        }
+        e => e,
+    })?;
     let input = reader.geometry().clone();
     let (bin_size, bin_size_source) = match (c.input.bin_size, input.coords) {
         (Some(b), _) => (b, "job file"),
         (None, Some(t)) => (t.bin_size(), "survey coordinates"),
         (None, None) => {
-            return Err(Error::config(
-                job.source.display().to_string(),
-                crate::error::Location::File,
+            return Err(job.error_at(
+                "input.bin_size",
                 format!(
                     "{} has no trace coordinates, so the distance between traces is unknown: set input.bin_size = \
                      [metres between inlines, metres between crosslines]",
@@ -53,17 +59,22 @@ pub fn prepare(job: Job) -> Result<Prepared> {
             ))
         }
     };
-    if bin_size.iter().any(|b| !(*b > 0.0)) {
-        return Err(Error::Request(format!(
-            "the trace spacing from the {bin_size_source} is {bin_size:?} m; set input.bin_size in the job file"
-        )));
+    if bin_size.iter().any(|b| !b.is_finite() || *b <= 0.0) {
+        return Err(job.error_at(
+            "input.bin_size",
+            format!("the trace spacing from the {bin_size_source} is {bin_size:?} m; set input.bin_size"),
+        ));
     }
-    let velocity = c.velocity.load(&input)?;
-    let image = image_geometry(&input, &c.imaging, &velocity)?;
-    let products = products::plan_products(&c.output, &image)?;
-    let request = products::request(&products);
-    let plan = Plan::new(&input, bin_size, &c.window, &c.imaging, &velocity, &request)?;
-    c.output.render.validate()?;
+    let planned = || -> Result<_> {
+        let velocity = c.velocity.load(&input)?;
+        let image = image_geometry(&input, &c.imaging, &velocity)?;
+        let products = products::plan_products(&c.output, &image)?;
+        let request = products::request(&products);
+        let mut plan = Plan::new(&input, bin_size, &c.window, &c.imaging, &velocity, &request)?;
+        plan.nonfinite = c.input.nonfinite;
+        Ok((velocity, image, products, request, plan))
+    };
+    let (velocity, image, products, request, plan) = planned().map_err(|e| job.locate(e))?;
     Ok(Prepared { job, reader, bin_size, bin_size_source, velocity, image, products, request, plan })
 }
 
@@ -123,32 +134,33 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<(Box<dyn Engine>, Ba
     };
     match backend {
         Backend::Cpu => cpu(String::new()),
-        Backend::Cuda => {
-            let (engine, choice) = crate::gpu::engine_for(compute)?;
-            Ok((engine, choice))
+        // A scheduler sees exit code 1: the job is right, this machine cannot run it (see docs/cluster.md).
+        Backend::Cuda => crate::gpu::engine_for(compute)
+            .map_err(|why| Error::Backend(format!("the cuda backend was asked for but cannot run here: {why}"))),
+        Backend::Auto => {
+            crate::gpu::engine_for(compute).or_else(|why| cpu(format!("; no usable GPU, so the CPU: {why}")))
         }
-        Backend::Auto => match crate::gpu::engine_for(compute) {
-            Ok(e) => Ok(e),
-            Err(why) => {
-                tracing::info!("running on the CPU: {why}");
-                cpu(format!(" (no GPU: {why})"))
-            }
-        },
     }
 }
 
-/// Everything a finished run records; written as the output folder's manifest.json.
+/// Version of the manifest's layout; raised when a field changes meaning or goes away.
+pub const MANIFEST_SCHEMA: &str = "seisimage-manifest/1";
+
+/// Everything a finished run records; written as the output folder's manifest.json, last.
 #[derive(Serialize)]
 pub struct Manifest {
-    pub seisimage_version: &'static str,
+    pub schema: &'static str,
+    pub versions: Versions,
     pub started_utc: String,
     pub finished_utc: String,
     pub wall_seconds: f64,
     pub job_file: PathBuf,
+    /// The job as run: every default filled in, paths absolute, overrides applied.
     pub config: crate::job::JobConfig,
     pub input: InputRecord,
     pub backend: BackendChoice,
     pub plan: Vec<String>,
+    /// Wall time and bytes per stage, bytes across the PCIe bus, non-finite input samples zeroed.
     pub stages: RunStats,
     /// Bytes of every product file written.
     pub product_bytes: u64,
@@ -156,29 +168,72 @@ pub struct Manifest {
 }
 
 #[derive(Serialize)]
+pub struct Versions {
+    pub seisimage: &'static str,
+    /// The HDF5 library built in.
+    pub hdf5: String,
+}
+
+#[derive(Serialize)]
 pub struct InputRecord {
     pub path: PathBuf,
-    pub geometry: Geometry,
+    /// The reader's description of the source.
+    pub source: String,
+    pub axes: InputAxes,
+    pub coordinates: Option<CoordTransform>,
+    pub traces: usize,
+    pub missing_traces: usize,
     pub bin_size_m: [f64; 2],
     pub bin_size_source: &'static str,
 }
 
-/// Run a prepared job to its manifest.
+#[derive(Serialize)]
+pub struct InputAxes {
+    pub iline: LineAxis,
+    pub xline: LineAxis,
+    pub samples: SampleAxis,
+}
+
+impl InputRecord {
+    fn of(p: &Prepared) -> Self {
+        let g = p.reader.geometry();
+        InputRecord {
+            path: p.job.config.input.path.clone(),
+            source: p.reader.describe(),
+            axes: InputAxes { iline: g.ilines, xline: g.xlines, samples: g.samples },
+            coordinates: g.coords,
+            traces: g.n_traces(),
+            missing_traces: g.n_missing(),
+            bin_size_m: p.bin_size,
+            bin_size_source: p.bin_size_source,
+        }
+    }
+}
+
+/// Run a prepared job to its manifest. Everything that can fail without the data fails first: the engine,
+/// then the output folder; a manifest from an earlier run goes before the migration starts, and the new
+/// one is written after the last product, so a folder with a manifest holds every product it lists.
 pub fn execute(p: &Prepared, backend: Backend, progress: &dyn Progress) -> Result<Manifest> {
     let started = SystemTime::now();
     let clock = Instant::now();
+    let (mut engine, choice) = select_engine(&p.job, backend)?;
     let out_dir = &p.job.config.output.dir;
-    check_output_dir(out_dir, products::estimated_bytes(&p.products))?;
+    check_output_dir(&p.job, products::estimated_bytes(&p.products, &p.job.config.output.render))?;
     // A manifest left from an earlier run would vouch for products this run is about to replace.
     match std::fs::remove_file(out_dir.join(MANIFEST)) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(out_dir.join(MANIFEST), e)),
         _ => {}
     }
 
-    let (mut engine, choice) = select_engine(&p.job, backend)?;
-    tracing::info!("migrating with {} on {} ({})", p.plan.method.name(), choice.kind, choice.detail);
+    tracing::info!("migrating with {} on {}: {}", p.plan.method.name(), choice.kind, choice.detail);
     let mut stats = RunStats::default();
     let images = engine.migrate(p.reader.as_ref(), &p.plan, &p.velocity, &p.request, progress, &mut stats)?;
+    if stats.nonfinite_samples > 0 {
+        tracing::warn!(
+            "{} NaN or infinite input samples were set to zero (input.nonfinite = \"refuse\" stops at the first)",
+            stats.nonfinite_samples
+        );
+    }
     crate::cancel::check()?;
 
     let t = Instant::now();
@@ -186,19 +241,19 @@ pub fn execute(p: &Prepared, backend: Backend, progress: &dyn Progress) -> Resul
     let product_bytes: u64 = records.iter().flat_map(|r| r.files.iter()).map(|f| f.bytes).sum();
     stats.add("write", t.elapsed(), product_bytes);
 
+    let (h5_major, h5_minor, h5_release) = hdf5::library_version();
     let manifest = Manifest {
-        seisimage_version: env!("CARGO_PKG_VERSION"),
+        schema: MANIFEST_SCHEMA,
+        versions: Versions {
+            seisimage: env!("CARGO_PKG_VERSION"),
+            hdf5: format!("{h5_major}.{h5_minor}.{h5_release}"),
+        },
         started_utc: utc(started),
         finished_utc: utc(SystemTime::now()),
         wall_seconds: clock.elapsed().as_secs_f64(),
-        job_file: p.job.source.clone(),
+        job_file: std::path::absolute(&p.job.source).unwrap_or_else(|_| p.job.source.clone()),
         config: p.job.config.clone(),
-        input: InputRecord {
-            path: p.job.config.input.path.clone(),
-            geometry: p.reader.geometry().clone(),
-            bin_size_m: p.bin_size,
-            bin_size_source: p.bin_size_source,
-        },
+        input: InputRecord::of(p),
         backend: choice,
         plan: p.plan.describe(),
         stages: stats,
@@ -207,6 +262,7 @@ pub fn execute(p: &Prepared, backend: Backend, progress: &dyn Progress) -> Resul
     };
     let json =
         serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Request(format!("cannot encode the manifest: {e}")))?;
+    crate::cancel::check()?;
     crate::io::output::write_atomic(out_dir.join(MANIFEST), &json)?;
     Ok(manifest)
 }
@@ -230,26 +286,55 @@ fn write_products(p: &Prepared, images: &[Vec<f32>], progress: &dyn Progress) ->
     records
 }
 
-/// Fail now, not after the migration, when the output folder cannot take the products.
-pub fn check_output_dir(dir: &Path, needed_bytes: u64) -> Result<()> {
-    std::fs::create_dir_all(dir).at(dir)?;
-    let probe = dir.join(format!(".seisimage-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"")
-        .map_err(|e| Error::Request(format!("the output folder {} is not writable: {e}", dir.display())))?;
-    let _ = std::fs::remove_file(&probe);
-    if let Some(free) = free_bytes(dir) {
-        if free < needed_bytes {
-            return Err(Error::Request(format!(
-                "the output folder {} has {:.1} MB free, the products need about {:.1} MB",
-                dir.display(),
-                free as f64 / 1e6,
-                needed_bytes as f64 / 1e6
-            )));
-        }
+/// Fail now, not after the migration, when the output folder cannot take the products: it must be (or
+/// become) a folder this process can write in, on a file system with room for `needed_bytes` of products
+/// and `output.keep_free_gb` besides.
+pub fn check_output_dir(job: &Job, needed_bytes: u64) -> Result<()> {
+    let dir = &job.config.output.dir;
+    writable_dir(dir).map_err(|e| job.error_at("output.dir", format!("cannot write in {}: {e}", dir.display())))?;
+    let keep = (job.config.output.keep_free_gb * 1e9) as u64;
+    match free_bytes(dir) {
+        Some(free) => check_free_space(dir, free, needed_bytes, keep),
+        None => Ok(()),
     }
-    Ok(())
 }
 
+/// Create `dir` if it is missing, and prove that a file can be created in it.
+fn writable_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, "it is a file, not a folder"));
+    }
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".seisimage-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
+}
+
+/// Refuse when `free_bytes` on the output file system cannot hold `needed_bytes` of products and still keep
+/// `keep_bytes` free. An environment problem, not a job error: exit code 1.
+pub fn check_free_space(dir: &Path, free_bytes: u64, needed_bytes: u64, keep_bytes: u64) -> Result<()> {
+    if free_bytes >= needed_bytes.saturating_add(keep_bytes) {
+        return Ok(());
+    }
+    let keep = match keep_bytes {
+        0 => String::new(),
+        k => format!(", and output.keep_free_gb asks to keep {} free", human_bytes(k)),
+    };
+    let message = format!(
+        "the file system has {} free, the products need about {}{keep}",
+        human_bytes(free_bytes),
+        human_bytes(needed_bytes)
+    );
+    Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::StorageFull, message)))
+}
+
+fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
+        b if b >= 1_000_000 => format!("{:.2} MB", b as f64 / 1e6),
+        b => format!("{b} bytes"),
+    }
+}
 /// Free bytes for an unprivileged writer on the file system of `dir`, if the system says.
 fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;

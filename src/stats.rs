@@ -18,6 +18,8 @@ pub struct RunStats {
     pub stages: Vec<StageStat>,
     pub host_to_device_bytes: u64,
     pub device_to_host_bytes: u64,
+    /// Input samples that were NaN or infinite and were set to zero before the transforms.
+    pub nonfinite_samples: u64,
 }
 
 impl RunStats {

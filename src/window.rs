@@ -7,7 +7,8 @@
 //! run over padded lengths whose zeros absorb the energy that would otherwise wrap around to the far side.
 //!
 //! The taper is applied per chunk of inlines ([`apply_to_traces`]), so a GPU engine can window each chunk
-//! while it sits in a staging buffer, before the upload.
+//! while it sits in a staging buffer, before the upload. Before it, [`scan_nonfinite`] clears each chunk of
+//! NaN and infinite samples, which the FFTs would otherwise spread over the whole image.
 
 use std::ops::Range;
 
@@ -15,6 +16,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Result};
+use crate::volume::{IndexBox, VolumeReader};
 
 /// How the input is tapered and padded. Used as the `[window]` table of a job file.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -173,6 +175,64 @@ impl WindowPlan {
     }
 }
 
+/// What to do with NaN and infinite input samples: one of them, left in, turns the whole image into NaN.
+/// Used as `input.nonfinite` of a job file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NonFinite {
+    /// Set them to zero and count them (the run reports the count).
+    #[default]
+    Zero,
+    /// Stop at the first one, naming its trace and sample.
+    Refuse,
+}
+
+/// Scan a chunk of input just read: `data` holds the box `b` of `src` in `[il][xl][sample]` order. Under
+/// [`NonFinite::Zero`] every NaN or infinite sample is set to zero and the number of them is returned; under
+/// [`NonFinite::Refuse`] the first one (in memory order) is an error naming its inline, crossline and sample.
+pub fn scan_nonfinite(src: &dyn VolumeReader, b: &IndexBox, data: &mut [f32], policy: NonFinite) -> Result<u64> {
+    let ns = b.s.len();
+    assert_eq!(data.len(), b.len(), "the chunk holds the box");
+    if ns == 0 {
+        return Ok(0);
+    }
+    match policy {
+        NonFinite::Zero => Ok(data
+            .par_chunks_mut(ns)
+            .map(|trace| {
+                let mut n = 0;
+                for x in trace.iter_mut().filter(|x| !x.is_finite()) {
+                    *x = 0.0;
+                    n += 1;
+                }
+                n
+            })
+            .sum()),
+        NonFinite::Refuse => {
+            let first = data
+                .par_chunks(ns)
+                .enumerate()
+                .find_map_first(|(t, trace)| trace.iter().position(|x| !x.is_finite()).map(|k| (t, k, trace[k])));
+            let Some((t, k, value)) = first else { return Ok(0) };
+            let g = src.geometry();
+            let (nx, s) = (b.xl.len(), b.s.start + k);
+            Err(Error::format(
+                src.describe(),
+                Location::File,
+                format!(
+                    "sample {} ({} {}) of the trace at inline {}, crossline {} is {value}; input.nonfinite = \"refuse\" \
+                     stops at the first NaN or infinite sample (\"zero\" sets them to zero)",
+                    s + 1,
+                    g.samples.value(s),
+                    g.samples.domain.unit(),
+                    g.ilines.value(b.il.start + t / nx),
+                    g.xlines.value(b.xl.start + t % nx),
+                ),
+            ))
+        }
+    }
+}
+
 /// Taper a chunk of whole inlines in place: `data` holds the inlines `il_range` of the input, in
 /// `[il][xl][sample]` order. Parallel over traces.
 pub fn apply_to_traces(plan: &WindowPlan, il_range: Range<usize>, data: &mut [f32]) {
@@ -246,6 +306,35 @@ mod tests {
             }
         }
         assert!(chunk[(2 * 8 + 4) * 12] < 0.2); // the last inline is on the ramp
+    }
+
+    #[test]
+    fn nonfinite_samples_are_zeroed_and_counted_or_refused_by_position() {
+        use crate::volume::{Domain, Geometry, LineAxis, SampleAxis, Volume};
+        let g = Geometry::regular(
+            LineAxis::new(100, 2, 4),
+            LineAxis::new(10, 1, 3),
+            SampleAxis { origin: 0.0, step: 4.0, len: 5, domain: Domain::Time },
+        );
+        let src = Volume { data: vec![0.0; g.n_values()], geometry: g };
+        let b = IndexBox { il: 1..3, xl: 1..3, s: 1..5 }; // 2 × 2 traces of 4 samples
+        let clean: Vec<f32> = (0..16).map(|i| i as f32).collect();
+        let mut data = clean.clone();
+        data[6] = f32::NAN; // second trace of the box: inline index 1, crossline index 2; its third sample
+        data[9] = f32::INFINITY;
+        data[15] = f32::NEG_INFINITY;
+
+        let mut refused = data.clone();
+        let e = scan_nonfinite(&src, &b, &mut refused, NonFinite::Refuse).unwrap_err().to_string();
+        // inline index 1 → 102, crossline index 2 → 12, sample index 1 + 2 = 3 → 12 ms, the 4th sample
+        assert!(e.contains("sample 4 (12 ms) of the trace at inline 102, crossline 12 is NaN"), "{e}");
+        assert!(refused[6].is_nan() && refused[9].is_infinite(), "refusing leaves the data alone");
+
+        assert_eq!(scan_nonfinite(&src, &b, &mut data, NonFinite::Zero).unwrap(), 3);
+        let expect: Vec<f32> =
+            clean.iter().enumerate().map(|(i, &x)| if [6, 9, 15].contains(&i) { 0.0 } else { x }).collect();
+        assert_eq!(data, expect);
+        assert_eq!(scan_nonfinite(&src, &b, &mut data, NonFinite::Refuse).unwrap(), 0);
     }
 
     #[test]

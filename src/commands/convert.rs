@@ -8,10 +8,9 @@ use anyhow::Context;
 use seisimage::io::hdf5::Hdf5WriteOptions;
 use seisimage::io::segy::{SegyWriteOptions, WriteFormat};
 use seisimage::io::{self, detect_format, FileFormat, InputOptions, VolumeSink, WriteOptions};
-use seisimage::progress::{self, Progress};
 use seisimage::volume::{IndexBox, ValueBox};
 
-use super::segy_options;
+use super::{segy_options, Reporting};
 use crate::cli::{ConvertArgs, SegyOutFormat};
 
 /// Values read and written per step.
@@ -54,7 +53,7 @@ fn output_format(args: &ConvertArgs) -> anyhow::Result<FileFormat> {
     }
 }
 
-pub fn run(args: &ConvertArgs, quiet: bool) -> anyhow::Result<()> {
+pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
     let out_format = output_format(args)?;
     let opts = InputOptions::from_parts(
         &segy_options(&args.segy),
@@ -73,7 +72,7 @@ pub fn run(args: &ConvertArgs, quiet: bool) -> anyhow::Result<()> {
 
     let mut sink = VolumeSink::create(out_format, &args.output, &out_geometry, &write_options(args))
         .with_context(|| format!("cannot create {}", args.output.display()))?;
-    let progress: Box<dyn Progress> = progress::for_stderr(quiet);
+    let progress = reporting.progress();
     progress.begin("converting", n_il as u64);
     let mut buf = vec![0.0f32; block_il * n_xl * ns];
     let mut i = 0;

@@ -6,10 +6,9 @@ use serde::Serialize;
 use seisimage::io::hdf5::{Hdf5Reader, Hdf5Summary};
 use seisimage::io::segy::{SegyReader, SegySummary};
 use seisimage::io::{detect_format, FileFormat};
-use seisimage::progress::{self, Progress};
 use seisimage::volume::{AmplitudeStats, Geometry, VolumeReader};
 
-use super::segy_options;
+use super::{segy_options, Reporting};
 use crate::cli::InfoArgs;
 
 /// Version of the JSON layout; raised when a field changes meaning or goes away.
@@ -82,7 +81,7 @@ impl GeometryInfo {
     }
 }
 
-pub fn run(args: &InfoArgs, quiet: bool) -> anyhow::Result<()> {
+pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
     let format = detect_format(&args.file, args.format)?;
     let (reader, mut info): (Box<dyn VolumeReader>, Info) = match format {
         FileFormat::Segy => {
@@ -108,7 +107,8 @@ pub fn run(args: &InfoArgs, quiet: bool) -> anyhow::Result<()> {
         FileFormat::Auto => unreachable!("detect_format resolves Auto"),
     };
     if !args.no_stats {
-        let progress: Box<dyn Progress> = progress::for_stderr(quiet || args.json);
+        // JSON goes to programs, which read stdout only: keep stderr clean for them too.
+        let progress = Reporting { quiet: reporting.quiet || args.json, ..reporting }.progress();
         info.amplitudes = Some(AmplitudeStats::of_reader(reader.as_ref(), progress.as_ref())?);
     }
     if args.json {

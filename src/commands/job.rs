@@ -1,19 +1,19 @@
 //! `seisimage run`, `validate` and `print-config`: a job file from first check to manifest.
 
 use seisimage::job::Job;
-use seisimage::progress;
 use seisimage::run::{execute, prepare};
 
+use super::Reporting;
 use crate::cli::{JobArgs, RunArgs};
 
-pub fn run(args: &RunArgs, quiet: bool) -> anyhow::Result<()> {
+pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     let job = Job::load(&args.job.job, &args.job.overrides)?;
     let backend = args.backend.unwrap_or(job.config.compute.backend);
     let prepared = prepare(job)?;
     for line in prepared.describe() {
         tracing::debug!("{line}");
     }
-    let progress = progress::for_stderr(quiet);
+    let progress = reporting.progress();
     let manifest = execute(&prepared, backend, progress.as_ref())?;
     let out = &prepared.job.config.output.dir;
     tracing::info!(

@@ -7,19 +7,36 @@ mod info;
 mod job;
 mod synth;
 
+use std::time::Duration;
+
 use crate::cli::{Cli, Command, SegyArgs};
 use seisimage::io::segy::SegyOptions;
+use seisimage::progress::{self, Progress};
 
 pub fn run(cli: &Cli) -> anyhow::Result<()> {
+    let reporting = Reporting { quiet: cli.quiet, interval: Duration::from_secs_f64(cli.progress_interval) };
     match &cli.command {
-        Command::Info(a) => info::run(a, cli.quiet),
-        Command::Convert(a) => convert::run(a, cli.quiet),
-        Command::Run(a) => job::run(a, cli.quiet),
+        Command::Info(a) => info::run(a, reporting),
+        Command::Convert(a) => convert::run(a, reporting),
+        Command::Run(a) => job::run(a, reporting),
         Command::Validate(a) => job::validate(a),
         Command::PrintConfig(a) => job::print_config(a),
-        Command::Synth(a) => synth::run(a, cli.quiet),
+        Command::Synth(a) => synth::run(a, reporting),
         Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a, cli.quiet),
+    }
+}
+
+/// How a command shows progress on stderr, from the global options.
+#[derive(Clone, Copy)]
+struct Reporting {
+    quiet: bool,
+    interval: Duration,
+}
+
+impl Reporting {
+    fn progress(self) -> Box<dyn Progress> {
+        progress::for_stderr(self.quiet, self.interval)
     }
 }
 
@@ -32,6 +49,7 @@ fn segy_options(a: &SegyArgs) -> SegyOptions {
         x_byte: a.x_byte,
         y_byte: a.y_byte,
         endian: a.endian,
-        ..Default::default()
+        sample_format: a.format_code,
+        sample_interval: a.sample_interval,
     }
 }

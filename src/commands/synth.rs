@@ -7,22 +7,23 @@ use rayon::prelude::*;
 
 use seisimage::io::segy::{SegyWriteOptions, WriteFormat};
 use seisimage::io::{FileFormat, VolumeSink, WriteOptions};
-use seisimage::progress::{self, Progress};
+use seisimage::progress::Progress;
 use seisimage::synth::{Event, Layer, Medium, Model, ModelSpec, Noise};
 
+use super::Reporting;
 use crate::cli::{SegyOutFormat, SynthArgs, SynthModelKind};
 
 /// Values generated and written per block.
 const BLOCK_VALUES: usize = 16 << 20;
 
-pub fn run(args: &SynthArgs, quiet: bool) -> anyhow::Result<()> {
+pub fn run(args: &SynthArgs, reporting: Reporting) -> anyhow::Result<()> {
     let model = Model::new(spec(args)?)?;
     let format = match seisimage::io::detect_format(&args.output, FileFormat::Auto) {
         Ok(FileFormat::Hdf5) => FileFormat::Hdf5,
         Ok(FileFormat::Segy) => FileFormat::Segy,
         _ => anyhow::bail!("{}: name the output .sgy or .h5", args.output.display()),
     };
-    let progress = progress::for_stderr(quiet);
+    let progress = reporting.progress();
     let path = write(&model, &args.output, format, args.sample_format, progress.as_ref())?;
     let truth_path = truth_path(&path);
     let truth = serde_json::json!({ "model": model.spec(), "truth": model.truth() });

@@ -13,7 +13,7 @@ use super::{ImagingParams, Method, StoltInterpolation};
 use crate::error::{Error, Location, Result};
 use crate::velocity::VelocityModel;
 use crate::volume::{Domain, Geometry, SampleAxis};
-use crate::window::{fast_len, WindowParams, WindowPlan};
+use crate::window::{fast_len, NonFinite, WindowParams, WindowPlan};
 
 /// Largest number of depth levels an image may have (a guard against a mistyped `dz`).
 const MAX_LEVELS: usize = 1_000_000;
@@ -90,6 +90,9 @@ pub struct Plan {
     pub lateral_velocity: bool,
     /// Inlines read, windowed and transformed together.
     pub ingest_inlines: usize,
+    /// What the ingest does with NaN and infinite input samples (an input property: `Zero` unless the
+    /// caller sets it).
+    pub nonfinite: NonFinite,
     image: Geometry,
     request_values: usize,
     velocity_values: usize,
@@ -274,6 +277,7 @@ impl Plan {
             stolt,
             lateral_velocity: velocity.varies_laterally(),
             ingest_inlines,
+            nonfinite: NonFinite::Zero,
             image,
             request_values: request.n_values(),
             velocity_values: velocity.n_values(),

@@ -169,10 +169,12 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stat
         let traces = il.len() * nx;
         let data = &mut chunk[..traces * nt];
         let t = Instant::now();
-        src.read_box(&IndexBox { il: il.clone(), xl: 0..nx, s: 0..nt }, data)?;
+        let read = IndexBox { il: il.clone(), xl: 0..nx, s: 0..nt };
+        src.read_box(&read, data)?;
         stats.add("read", t.elapsed(), (data.len() * 4) as u64);
 
         let t = Instant::now();
+        stats.nonfinite_samples += window::scan_nonfinite(src, &read, data, plan.nonfinite)?;
         window::apply_to_traces(&plan.window, il.clone(), data);
         stats.add("window", t.elapsed(), 0);
 

@@ -1,0 +1,232 @@
+//! Job files and `--set` overrides through the command line: every mistake is exit code 2 with the line and
+//! column (or the override) at fault, `print-config` prints a job that reads back as the same job,
+//! `validate` prints the plan and writes nothing, and relative paths follow the documented rule.
+
+mod cli_common;
+
+use std::path::{Path, PathBuf};
+
+use cli_common::{run, run_command, seisimage, write_job};
+use seisimage::job::Job;
+
+/// The F3 cut shipped with the project (23 inlines 111..=133, 18 crosslines 875..=892, 75 samples).
+fn f3() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/f3.sgy")
+}
+
+/// A valid job on F3, with `imaging` and `output` lines of its own.
+fn job(imaging: &str, output: &str) -> String {
+    format!(
+        "[input]\npath = {:?}\n\n[velocity]\nkind = \"constant\"\nvelocity = 2000.0\n\n[imaging]\ndz = 5.0\n{imaging}\n\n\
+         [output]\ndir = \"out\"\ninlines = [120]\n{output}\n",
+        f3()
+    )
+}
+
+/// `job.toml at line L, column C` for the first occurrence of `needle` in `text`, counted independently of
+/// the code under test.
+fn position(text: &str, needle: &str) -> String {
+    let at = text.find(needle).unwrap_or_else(|| panic!("{needle:?} is not in the job"));
+    let line = text[..at].matches('\n').count() + 1;
+    let column = at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1;
+    format!("job.toml at line {line}, column {column}")
+}
+
+fn validate(dir: &Path, text: &str, overrides: &[&str]) -> cli_common::Outcome {
+    let path = write_job(&dir.join("job.toml"), text);
+    let mut cmd = seisimage();
+    cmd.arg("validate").arg(&path);
+    for o in overrides {
+        cmd.args(["--set", o]);
+    }
+    run_command(&mut cmd)
+}
+
+#[test]
+fn the_base_job_is_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = validate(dir.path(), &job("", ""), &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+}
+
+#[test]
+fn mistakes_in_the_file_are_exit_2_at_their_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    // (the job, where the error must point, what it must say)
+    let cases: Vec<(String, &str, &str)> = vec![
+        (job("dz2 = 3.0", ""), "dz2", "imaging.dz2: unknown field `dz2`"),
+        (job("", "").replace("[input]\n", "[input]\nbogus = 1\n"), "bogus", "input.bogus: unknown field `bogus`"),
+        (job("", "").replace("[input]\n", "[input]\niline_byte = \"x\"\n"), "\"x\"", "input.iline_byte: invalid type"),
+        (
+            job("", "").replace("[input]\n", "[input]\nsample_interval = -4.0\n"),
+            "-4.0",
+            "input.sample_interval: sample_interval = -4: must be a positive number",
+        ),
+        (job("", "[output.render]\ncolour = \"red\""), "colour", "output.render.colour: unknown field `colour`"),
+        (job("", "") + "[imagin]\ndz = 3.0\n", "imagin]", "imagin: unknown field `imagin`"),
+        (job("fmax = \"high\"", ""), "\"high\"", "imaging.fmax: invalid type: string \"high\", expected f64"),
+        (job("method = \"kirchhoff\"", ""), "\"kirchhoff\"", "imaging.method: unknown variant `kirchhoff`"),
+        (job("", "").replace("dz = 5.0", "dz = -5.0"), "-5.0", "imaging.dz: dz must be a positive depth step"),
+        (job("fmin = 90.0\nfmax = 50.0", ""), "90.0", "imaging.fmin: need 0 ≤ fmin < fmax, not fmin 90 Hz, fmax 50 Hz"),
+        // fmin is not in the file: the message points at the key that is
+        (job("fmax = 0e0", ""), "0e0", "imaging.fmax: need 0 ≤ fmin < fmax, not fmin 0 Hz, fmax 0 Hz"),
+        (job("zmax = 500.0\nnz = 20", ""), "500.0", "imaging.zmax: give zmax or nz, not both"),
+        (
+            job("", "").replace("velocity = 2000.0", "velocity = -2000.0"),
+            "-2000.0",
+            "velocity.velocity: velocity -2000 m/s is not a positive number",
+        ),
+        (job("", "").replace("kind = \"constant\"", "kind = \"cubic\""), "\"cubic\"", "velocity.kind: unknown variant"),
+        (job("", "[window]\ntime_pad_factor = 0.5"), "0.5", "window.time_pad_factor: time_pad_factor must be ≥ 1"),
+        (job("", "[output.render]\nclip_percentile = 120.0"), "120.0", "output.render.clip_percentile: render option"),
+        (job("", "depth_slices = [-10.0]"), "[-10.0]", "output.depth_slices: depths must be in metres, ≥ 0"),
+        (job("", "").replace("[120]", "[9999]"), "[9999]", "output.inlines: inline 9999 is not in the survey"),
+        (job("", "crosslines = [100]"), "[100]", "output.crosslines: crossline 100 is not in the survey"),
+        (job("", "[[output.roi]]\nname = \"a b\""), "\"a b\"", "output.roi.0.name: \"a b\" must be letters, digits"),
+    ];
+    for (text, needle, message) in cases {
+        let o = validate(dir.path(), &text, &[]);
+        assert_eq!(o.code(), Some(2), "{text}\n{o:?}");
+        let expect = format!("{}: {message}", position(&text, needle));
+        assert!(o.stderr.contains(&expect), "expected {expect:?} for\n{text}\n{o:?}");
+    }
+    // A missing table has no line of its own: the message says which.
+    let text = job("", "").replace("[velocity]\nkind = \"constant\"\nvelocity = 2000.0\n", "");
+    let o = validate(dir.path(), &text, &[]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("missing field `velocity`: the job file needs this table"), "{o:?}");
+}
+
+#[test]
+fn overrides_change_the_job_and_a_bad_one_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_job(&dir.path().join("job.toml"), &job("", ""));
+    let o = run(&["print-config", path.to_str().unwrap(), "--set", "imaging.fmax=45", "--set", "compute.backend=cpu"]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stdout.contains("fmax = 45.0") && o.stdout.contains("backend = \"cpu\""), "{o:?}");
+    let o = run(&["validate", path.to_str().unwrap(), "--set", "output.inlines=[111, 133]", "--set", "imaging.nz=9"]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stdout.contains("inline_111") && o.stdout.contains("inline_133"), "{o:?}");
+    assert!(o.stdout.contains("(9 levels)"), "{o:?}");
+
+    for (item, message) in [
+        ("imaging.fmax=high", "imaging.fmax: invalid type: string \"high\", expected f64"),
+        ("imaging.fmaxx=3", "imaging.fmaxx: unknown field `fmaxx`"),
+        ("imaging.dz=-1", "imaging.dz: dz must be a positive depth step in metres, not -1"),
+        ("output.inlines=[9999]", "output.inlines: inline 9999 is not in the survey"),
+        ("velocity.velocity.x=1", "velocity.velocity is not a table"),
+        ("imaging", "expected KEY=VALUE"),
+        ("imaging..dz=1", "\"imaging..dz\" is not a dotted key"),
+    ] {
+        let o = validate(dir.path(), &job("", ""), &[item]);
+        assert_eq!(o.code(), Some(2), "{item}: {o:?}");
+        let expect = format!("error: --set {item}: {message}");
+        assert!(o.stderr.contains(&expect), "expected {expect:?}\n{o:?}");
+    }
+    // Overrides can complete a file: here they supply the whole [velocity] table.
+    let without_velocity = job("", "").replace("[velocity]\nkind = \"constant\"\nvelocity = 2000.0\n", "");
+    let o = validate(dir.path(), &without_velocity, &["velocity.kind=constant", "velocity.velocity=1800"]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let o = validate(dir.path(), &without_velocity, &["velocity.kind=constant"]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("--set velocity.kind=constant: velocity: missing field `velocity`"), "{o:?}");
+    let o = validate(dir.path(), &without_velocity, &["imaging.fmax=50"]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("missing field `velocity`: the job file needs this table"), "{o:?}");
+
+    // An override that makes a key of the file wrong: the file's line is named, with the reason.
+    let o = validate(dir.path(), &job("", ""), &["velocity.kind=table"]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    let text = job("", "");
+    let expect = format!("{}: velocity.velocity: unknown field `velocity`", position(&text, "2000.0"));
+    assert!(o.stderr.contains(&expect) && o.stderr.contains("once the --set overrides are applied"), "{o:?}");
+}
+
+#[test]
+fn print_config_reads_back_as_the_same_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = job("method = \"split-step\"\nzmax = 250.0\nfmax = 45.0\ndip_limit_deg = 50.0", "")
+        .replace("[input]\n", "[input]\nnonfinite = \"refuse\"\nbin_size = [25.0, 25.0]\n")
+        + "slice_formats = [\"npy\"]\n\n[output.render]\ncolormap = \"gray\"\n\n[[output.roi]]\nname = \"box\"\n\
+           iline = [115, 120]\ndepth = [100.0, 200.0]\n\n[window]\nlateral_pad = 16\n";
+    let path = write_job(&dir.path().join("job.toml"), &text);
+    let printed = run(&["print-config", path.to_str().unwrap()]);
+    assert_eq!(printed.code(), Some(0), "{printed:?}");
+
+    // Saved in another folder, the printed job is the same job (its paths are absolute) and prints the same.
+    std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
+    let copy = write_job(&dir.path().join("elsewhere/resolved.toml"), &printed.stdout);
+    let again = run(&["print-config", copy.to_str().unwrap()]);
+    assert_eq!(again.code(), Some(0), "{again:?}");
+    assert_eq!(again.stdout, printed.stdout);
+    let original = Job::load(&path, &[]).unwrap();
+    let reread = Job::load(&copy, &[]).unwrap();
+    let json = |j: &Job| serde_json::to_value(&j.config).unwrap();
+    assert_eq!(json(&reread), json(&original));
+    // and every default is there to read
+    for key in ["time_taper_ms = 100.0", "edge_taper_traces = 20", "threads = 0", "png = true", "keep_free_gb = 0.0"] {
+        assert!(printed.stdout.contains(key), "{key} missing from\n{}", printed.stdout);
+    }
+    assert!(printed.stdout.contains(&format!("dir = {:?}", dir.path().join("out"))), "{}", printed.stdout);
+}
+
+#[test]
+fn relative_paths_follow_the_job_file_and_overrides_the_current_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("jobs")).unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+    std::fs::copy(f3(), dir.path().join("data/f3.sgy")).unwrap();
+    let text = job("", "").replace(&format!("{:?}", f3()), "\"../data/f3.sgy\"");
+    let path = write_job(&dir.path().join("jobs/job.toml"), &text);
+
+    // Run from another folder: the input is found next to the job file, not next to the caller.
+    let o = run_command(seisimage().current_dir(dir.path().join("elsewhere")).args(["validate", "../jobs/job.toml"]));
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let o = run_command(seisimage().current_dir(dir.path().join("elsewhere")).args([
+        "print-config",
+        path.to_str().unwrap(),
+        "--set",
+        "output.dir=results",
+    ]));
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let config: toml::Table = toml::from_str(&o.stdout).unwrap();
+    let input = PathBuf::from(config["input"]["path"].as_str().unwrap());
+    let out = PathBuf::from(config["output"]["dir"].as_str().unwrap());
+    assert!(input.is_absolute() && out.is_absolute());
+    assert_eq!(input.canonicalize().unwrap(), dir.path().join("data/f3.sgy").canonicalize().unwrap());
+    assert_eq!(out, dir.path().join("elsewhere/results"));
+}
+
+#[test]
+fn validate_prints_the_plan_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = job("zmax = 200.0\nfmax = 50.0", "depth_slices = [100.0]");
+    let path = write_job(&dir.path().join("job.toml"), &text);
+    let o = run(&["validate", path.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    for expect in [
+        "job.toml: valid",
+        "23 inlines (111..=133) × 18 crosslines (875..=892) × 75 samples of 4 ms",
+        "padded: ",
+        "band: 0.00..",
+        "depth: 0..200 m step 5 m (41 levels)",
+        "memory: host ≈",
+        "inline_120",
+        "1 × 18 × 41 values → png",
+        "depth_100m",
+    ] {
+        assert!(o.stdout.contains(expect), "{expect:?} missing:\n{o:?}");
+    }
+    assert!(!dir.path().join("out").exists(), "validate created the output folder");
+}
+
+#[test]
+fn usage_errors_are_exit_2() {
+    assert_eq!(run(&["run"]).code(), Some(2));
+    assert_eq!(run(&["run", "job.toml", "--backend", "opencl"]).code(), Some(2));
+    assert_eq!(run(&["--progress-interval", "-1", "run", "job.toml"]).code(), Some(2));
+    let o = run(&["validate", "/nonexistent/job.toml"]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("/nonexistent/job.toml: cannot read the job file: No such file or directory"), "{o:?}");
+}

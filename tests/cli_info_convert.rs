@@ -1,0 +1,157 @@
+//! `seisimage info --json` against facts known independently of seisimage (segyio's reading of F3, the
+//! spec of a synthetic volume), and `seisimage convert` SEG-Y → HDF5 → SEG-Y with a box cut against the
+//! same box cut by the library.
+
+mod cli_common;
+
+use std::path::{Path, PathBuf};
+
+use cli_common::{model, run, samples};
+use seisimage::io::{self, write_volume, FileFormat, InputOptions, WriteOptions};
+use seisimage::volume::{ValueBox, Volume};
+use serde_json::Value;
+
+fn f3() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/f3.sgy")
+}
+
+fn info_json(args: &[&str]) -> Value {
+    let o = run(&[&["info", "--json"], args].concat());
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("info --json is not JSON ({e}):\n{}", o.stdout))
+}
+
+fn read(path: &Path) -> Volume {
+    let r = io::open(path, &InputOptions::default()).unwrap();
+    let mut data = vec![0.0; r.geometry().n_values()];
+    r.read_all(&mut data).unwrap();
+    Volume { geometry: r.geometry().clone(), data }
+}
+
+/// What segyio 1.9 reports for F3 (tests/data/segyio/reference.json): 23 inlines 111..=133, 18 crosslines
+/// 875..=892, 414 traces of 75 samples of 2-byte integers (format 3), 4 ms from 4 ms, big-endian, inline
+/// sorted, and the samples sum to 780251 over 31050 values.
+#[test]
+fn info_json_on_f3_agrees_with_segyio() {
+    let j = info_json(&[f3().to_str().unwrap()]);
+    assert_eq!(j["schema"], "seisimage-info/1");
+    assert_eq!(j["container"], "segy");
+    let g = &j["geometry"];
+    assert_eq!(g["ilines"], serde_json::json!({"first": 111, "last": 133, "step": 1, "count": 23}));
+    assert_eq!(g["xlines"], serde_json::json!({"first": 875, "last": 892, "step": 1, "count": 18}));
+    assert_eq!(g["samples"]["domain"], "time");
+    assert_eq!(g["samples"]["unit"], "ms");
+    assert_eq!((g["samples"]["first"].as_f64(), g["samples"]["step"].as_f64()), (Some(4.0), Some(4.0)));
+    assert_eq!((g["samples"]["last"].as_f64(), g["samples"]["count"].as_u64()), (Some(300.0), Some(75)));
+    assert_eq!((g["traces"].as_u64(), g["missing_traces"].as_u64()), (Some(414), Some(0)));
+    let y = &j["segy"];
+    assert_eq!(y["sample_format"]["code"], 3);
+    assert_eq!(y["byte_order"], "big");
+    assert_eq!(y["trace_count"], 414);
+    assert_eq!(y["file_size"], 165060);
+    assert_eq!(y["sorting"]["sorting"], "inline");
+    assert_eq!(y["header_bytes"], serde_json::json!({"iline": 189, "xline": 193, "x": 181, "y": 185}));
+    assert_eq!(y["text"], "", "the text header is left out unless asked for");
+    let a = &j["amplitudes"];
+    assert_eq!((a["finite"].as_u64(), a["nan"].as_u64(), a["infinite"].as_u64()), (Some(31050), Some(0), Some(0)));
+    assert!((a["mean"].as_f64().unwrap() - 780251.0 / 31050.0).abs() < 1e-9);
+    // F3's bins are 25 m.
+    let bins = g["bin_size_m"].as_array().unwrap();
+    assert!(bins.iter().all(|b| (b.as_f64().unwrap() - 25.0).abs() < 0.01), "{bins:?}");
+
+    let with_text = info_json(&["--text-header", "--no-stats", f3().to_str().unwrap()]);
+    // F3's textual header, as any EBCDIC viewer shows it
+    assert!(with_text["segy"]["text"].as_str().unwrap().starts_with("C 1 Cropped F3 2-byte integer data set\n"));
+    assert_eq!(with_text["amplitudes"], Value::Null);
+}
+
+/// The header options reach `info`: swapping the inline and crossline bytes swaps the axes, and a sample
+/// interval given replaces the file's.
+#[test]
+fn info_takes_the_segy_header_options() {
+    let j = info_json(&["--no-stats", "--iline-byte", "193", "--xline-byte", "189", f3().to_str().unwrap()]);
+    assert_eq!(j["geometry"]["ilines"]["first"], 875);
+    assert_eq!(j["geometry"]["ilines"]["count"], 18);
+    assert_eq!(j["geometry"]["xlines"]["first"], 111);
+    assert_eq!(j["segy"]["header_bytes"]["iline"], 193);
+    let j = info_json(&["--no-stats", "--sample-interval", "2", f3().to_str().unwrap()]);
+    assert_eq!(j["geometry"]["samples"]["step"].as_f64(), Some(2.0));
+    assert_eq!(j["geometry"]["samples"]["last"].as_f64(), Some(4.0 + 74.0 * 2.0));
+}
+
+/// An HDF5 volume written from a synthetic model: the geometry is the model's spec, the amplitude range
+/// that of the samples as made.
+#[test]
+fn info_json_on_hdf5_describes_the_volume_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(12, 10, 50);
+    let data = samples(&m);
+    let path = dir.path().join("synthetic.h5");
+    write_volume(FileFormat::Hdf5, &path, m.geometry(), &data, &WriteOptions::default()).unwrap();
+
+    let j = info_json(&[path.to_str().unwrap()]);
+    assert_eq!(j["container"], "hdf5");
+    assert_eq!(j["geometry"]["ilines"], serde_json::json!({"first": 1, "last": 12, "step": 1, "count": 12}));
+    assert_eq!(j["geometry"]["xlines"], serde_json::json!({"first": 1, "last": 10, "step": 1, "count": 10}));
+    assert_eq!(j["geometry"]["samples"]["count"], 50);
+    assert_eq!(j["geometry"]["samples"]["last"].as_f64(), Some(196.0));
+    assert_eq!(j["hdf5"]["dataset"], "/seismic");
+    assert_eq!(j["hdf5"]["shape"], serde_json::json!([12, 10, 50]));
+    assert_eq!(j["hdf5"]["dtype"], "float32");
+    let max = data.iter().fold(f32::MIN, |a, &v| a.max(v)) as f64;
+    let min = data.iter().fold(f32::MAX, |a, &v| a.min(v)) as f64;
+    let close = |key: &str, expect: f64| (j["amplitudes"][key].as_f64().unwrap() - expect).abs() <= 1e-9 * expect.abs();
+    assert!(close("max", max) && close("min", min), "{} vs {min}..{max}", j["amplitudes"]);
+    assert_eq!(j["amplitudes"]["finite"], 12 * 10 * 50);
+    let bins = j["geometry"]["bin_size_m"].as_array().unwrap();
+    assert!(bins.iter().all(|b| (b.as_f64().unwrap() - 10.0).abs() < 1e-6), "{bins:?}");
+}
+
+#[test]
+fn convert_segy_to_hdf5_and_back_keeps_the_box_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let h5 = dir.path().join("cut.h5");
+    let sgy = dir.path().join("back.sgy");
+    let f3 = f3();
+    let o = run(&[
+        "convert",
+        f3.to_str().unwrap(),
+        h5.to_str().unwrap(),
+        "--iline",
+        "115:120",
+        "--xline",
+        "880:885",
+        "--samples",
+        "40:200",
+    ]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let o = run(&["convert", h5.to_str().unwrap(), sgy.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+
+    let whole = read(&f3);
+    let cut = whole.geometry.index_box(&ValueBox {
+        iline: Some([115, 120]),
+        xline: Some([880, 885]),
+        sample: Some([40.0, 200.0]),
+    });
+    let expect = whole.cut(&cut.unwrap());
+    assert_eq!(expect.geometry.shape(), [6, 6, 41]);
+    for path in [&h5, &sgy] {
+        let got = read(path);
+        assert_eq!(got.geometry.ilines, expect.geometry.ilines, "{}", path.display());
+        assert_eq!(got.geometry.xlines, expect.geometry.xlines, "{}", path.display());
+        assert_eq!(got.geometry.samples, expect.geometry.samples, "{}", path.display());
+        assert_eq!(got.data, expect.data, "{}", path.display());
+    }
+    assert_eq!(cli_common::partial_files(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn convert_refuses_a_box_outside_the_survey() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cut.h5");
+    let o = run(&["convert", f3().to_str().unwrap(), out.to_str().unwrap(), "--iline", "900:910"]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("selects nothing"), "{o:?}");
+    assert!(!out.exists());
+}

@@ -1,0 +1,210 @@
+//! `seisimage run` end to end on a synthetic volume: the manifest and the products it lists (checksums
+//! recomputed here, axes worked out by hand from the job), a re-run over an old output folder, the choice
+//! of backend, and what a batch log looks like.
+
+mod cli_common;
+
+use std::path::{Path, PathBuf};
+
+use cli_common::{job_text, model, names, run, samples, write_job, write_segy, Outcome};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+/// A 20 × 16 × 150 input (inlines 1..=20, crosslines 1..=16, 4 ms) and a job on it: 50 levels of 10 m.
+const OUTPUT: &str = "inlines = [5]\ncrosslines = [9]\ndepth_slices = [120.0]\nslice_formats = [\"npy\"]\n\n\
+                      [[output.roi]]\nname = \"box\"\niline = [3, 7]\nxline = [2, 4]\ndepth = [100.0, 200.0]\n\
+                      formats = [\"segy\", \"hdf5\", \"npy\"]";
+
+fn setup(dir: &Path) -> (PathBuf, PathBuf) {
+    let m = model(20, 16, 150);
+    let input = dir.join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let out = dir.join("out");
+    (write_job(&dir.join("job.toml"), &job_text(&input, &out, "dz = 10.0\nnz = 50", OUTPUT)), out)
+}
+
+fn run_job(job: &Path, extra: &[&str]) -> Outcome {
+    run(&[&["run", job.to_str().unwrap()], extra].concat())
+}
+
+fn manifest(out: &Path) -> Value {
+    let text = std::fs::read_to_string(out.join("manifest.json")).expect("manifest.json");
+    serde_json::from_str(&text).expect("manifest.json is JSON")
+}
+
+fn sha256(path: &Path) -> String {
+    Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn line(first: i64, len: u64) -> Value {
+    json!({"first": first, "step": 1, "len": len})
+}
+
+fn depth(origin: f64, len: u64) -> Value {
+    json!({"origin": origin, "step": 10.0, "len": len, "domain": "depth"})
+}
+
+#[test]
+fn the_manifest_records_the_run_and_vouches_for_every_product() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out) = setup(dir.path());
+    let o = run_job(&job, &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let m = manifest(&out);
+
+    assert_eq!(m["schema"], "seisimage-manifest/1");
+    assert_eq!(m["versions"]["seisimage"], env!("CARGO_PKG_VERSION"));
+    assert!(m["versions"]["hdf5"].as_str().unwrap().split('.').count() == 3, "{}", m["versions"]);
+    assert_eq!(m["job_file"], json!(job));
+    assert!(m["wall_seconds"].as_f64().unwrap() > 0.0);
+    assert!(m["started_utc"].as_str().unwrap().ends_with('Z') && m["finished_utc"].as_str().unwrap().ends_with('Z'));
+    // the resolved job: defaults filled in, paths absolute
+    assert_eq!(m["config"]["imaging"]["dz"], 10.0);
+    assert_eq!(m["config"]["imaging"]["method"], "phase-shift");
+    assert_eq!(m["config"]["window"]["time_pad_factor"], 2.0);
+    assert_eq!(m["config"]["input"]["path"], json!(dir.path().join("input.sgy")));
+    assert_eq!(m["config"]["output"]["dir"], json!(out));
+    // the input as read
+    assert_eq!(m["input"]["axes"]["iline"], line(1, 20));
+    assert_eq!(m["input"]["axes"]["xline"], line(1, 16));
+    assert_eq!(m["input"]["axes"]["samples"], json!({"origin": 0.0, "step": 4.0, "len": 150, "domain": "time"}));
+    assert_eq!((m["input"]["traces"].as_u64(), m["input"]["missing_traces"].as_u64()), (Some(320), Some(0)));
+    assert_eq!(m["input"]["bin_size_source"], "survey coordinates");
+    // the CPU moves nothing across a PCIe bus
+    assert_eq!(m["backend"]["kind"], "cpu");
+    let stages = &m["stages"];
+    assert_eq!((stages["host_to_device_bytes"].as_u64(), stages["device_to_host_bytes"].as_u64()), (Some(0), Some(0)));
+    assert_eq!(stages["nonfinite_samples"], 0);
+    let stage_names: Vec<&str> =
+        stages["stages"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    for name in ["read", "window", "time-fft", "lateral-fft", "migrate", "write"] {
+        assert!(stage_names.contains(&name), "no stage {name} in {stage_names:?}");
+    }
+    let read = stages["stages"].as_array().unwrap().iter().find(|s| s["name"] == "read").unwrap();
+    assert_eq!(read["bytes"], 20 * 16 * 150 * 4, "the read stage counts the input's samples");
+
+    // Each product: its kind and its axes on the image grid (inlines 1..=20, crosslines 1..=16, depths
+    // 0, 10, ..., 490 m), worked out from the job.
+    let products = m["products"].as_array().unwrap();
+    let expect = [
+        (json!({"kind": "inline", "iline": 5}), [line(5, 1), line(1, 16), depth(0.0, 50)]),
+        (json!({"kind": "crossline", "xline": 9}), [line(1, 20), line(9, 1), depth(0.0, 50)]),
+        (json!({"kind": "depth-slice", "depth_m": 120.0}), [line(1, 20), line(1, 16), depth(120.0, 1)]),
+        (json!({"kind": "roi", "name": "box"}), [line(3, 5), line(2, 3), depth(100.0, 11)]),
+    ];
+    assert_eq!(products.len(), expect.len());
+    for (p, (kind, [il, xl, z])) in products.iter().zip(expect) {
+        for (k, v) in kind.as_object().unwrap() {
+            assert_eq!(&p[k], v, "{p}");
+        }
+        assert_eq!(p["axes"], json!({"iline": il, "xline": xl, "depth": z}), "{kind}");
+    }
+
+    // Every file listed exists beside the manifest with the size and checksum recorded, and nothing else is
+    // in the folder.
+    let mut listed = vec!["manifest.json".to_string()];
+    let mut total = 0;
+    for f in products.iter().flat_map(|p| p["files"].as_array().unwrap()) {
+        let name = f["path"].as_str().unwrap();
+        let path = out.join(name);
+        assert_eq!(f["sha256"].as_str().unwrap(), sha256(&path), "{name}");
+        assert_eq!(f["bytes"].as_u64().unwrap(), std::fs::metadata(&path).unwrap().len(), "{name}");
+        total += f["bytes"].as_u64().unwrap();
+        listed.push(name.to_string());
+    }
+    listed.sort();
+    assert_eq!(names(&out), listed);
+    assert_eq!(m["product_bytes"].as_u64(), Some(total));
+    let formats: Vec<&str> =
+        products[3]["files"].as_array().unwrap().iter().map(|f| f["format"].as_str().unwrap()).collect();
+    assert_eq!(formats, ["sgy", "h5", "npy"]);
+    let formats: Vec<&str> =
+        products[0]["files"].as_array().unwrap().iter().map(|f| f["format"].as_str().unwrap()).collect();
+    assert_eq!(formats, ["png", "json", "npy"]);
+}
+
+/// A run over an earlier run's folder: the old manifest must not outlive the start of the migration, or a
+/// failed re-run would leave new and old products under a manifest that vouches for the old ones. A run
+/// that cannot begin (no such backend here) changes nothing.
+#[test]
+fn a_rerun_removes_the_old_manifest_before_migrating() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out) = setup(dir.path());
+    assert_eq!(run_job(&job, &[]).code(), Some(0));
+    let first = std::fs::read(out.join("manifest.json")).unwrap();
+
+    if seisimage::gpu::probe().is_err() {
+        let o = run_job(&job, &["--backend", "cuda"]);
+        assert_eq!(o.code(), Some(1), "{o:?}");
+        assert_eq!(std::fs::read(out.join("manifest.json")).unwrap(), first, "a run that never began changed it");
+    }
+
+    // The input now holds a NaN and the job refuses NaNs: the re-run fails while reading its input.
+    let m = model(20, 16, 150);
+    let mut data = samples(&m);
+    data[1000] = f32::NAN;
+    write_segy(&dir.path().join("input.sgy"), &m, &data);
+    let o = run_job(&job, &["--set", "input.nonfinite=refuse"]);
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains("migrating"), "the re-run must fail during the migration to test this: {o:?}");
+    assert!(!out.join("manifest.json").exists(), "the old manifest survived a failed re-run");
+    assert!(out.join("inline_5.png").exists(), "old products stay; only the manifest vouched for them");
+
+    let o = run_job(&job, &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_eq!(manifest(&out)["stages"]["nonfinite_samples"], 1);
+}
+
+/// `auto` runs on the CPU where no GPU is usable, and says why in the log and the manifest; `cuda` where
+/// none is usable fails with exit code 1 (this machine cannot run the job; the job itself is fine).
+#[test]
+fn the_backend_falls_back_to_the_cpu_only_when_asked_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out) = setup(dir.path());
+    let o = run_job(&job, &["--backend", "auto"]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let m = manifest(&out);
+    match seisimage::gpu::probe() {
+        Err(why) => {
+            assert_eq!(m["backend"]["kind"], "cpu");
+            assert!(m["backend"]["detail"].as_str().unwrap().contains(&why.0), "{}", m["backend"]);
+            assert!(o.stderr.contains("no usable GPU") && o.stderr.contains(&why.0), "{o:?}");
+
+            let o = run_job(&job, &["--backend", "cuda"]);
+            assert_eq!(o.code(), Some(1), "{o:?}");
+            let expect = format!("error: the cuda backend was asked for but cannot run here: {}", why.0);
+            assert!(o.stderr.contains(&expect), "{o:?}");
+            assert!(!o.stderr.contains("migrating"), "{o:?}");
+        }
+        // With a GPU, `auto` uses it when the CUDA engine can run, else says why it fell back.
+        Ok(_) => {
+            let kind = m["backend"]["kind"].as_str().unwrap();
+            assert!(kind == "cuda" || o.stderr.contains("no usable GPU"), "{o:?}");
+        }
+    }
+}
+
+/// Without a terminal, stderr is a plain batch log: timestamped lines, progress lines at the interval
+/// asked for, no colour codes, no progress bar; `--quiet` leaves only warnings and errors.
+#[test]
+fn a_batch_log_is_plain_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, _) = setup(dir.path());
+    let o = run(&["--progress-interval", "0", "run", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(!o.stderr.contains('\x1b') && !o.stderr.contains('\r'), "{o:?}");
+    for expect in
+        ["INFO migrating with phase-shift on cpu", "INFO phase shift: ", "INFO writing: 4/4 (100 %)", "INFO done in"]
+    {
+        assert!(o.stderr.contains(expect), "{expect:?} missing:\n{}", o.stderr);
+    }
+    assert!(
+        o.stderr.lines().all(|l| l.starts_with("20") && l.contains('T')),
+        "lines without a timestamp:\n{}",
+        o.stderr
+    );
+
+    let o = run(&["--quiet", "run", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_eq!(o.stderr, "");
+}
