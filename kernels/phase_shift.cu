@@ -2,30 +2,58 @@
 //
 // A CTA owns PS_LANES consecutive wavenumbers (one per lane) and all frequencies: its PS_WARPS warps take
 // frequency groups of PS_G in turn, each thread carrying its PS_G components down through the block's
-// segments (stretches of one velocity), multiplying by exp(i kz dz) and adding weight · dip · P into the
-// shared k-domain image of each imaged level. The spectrum is read once and the field written back once per
-// block; the k-domain images are written once, without global atomics.
+// segments (stretches of one velocity), multiplying by exp(i kz dz) and adding dip · P into the shared
+// k-domain image of each imaged level. The spectrum is read once and the field written back once per block;
+// the k-domain images are written once, without global atomics. The field arrives already multiplied by the
+// imaging weights (1 or 2, exact), so imaging is a plain sum.
 
 #define PS_LANES 32
 #define PS_WARPS 8
 #define PS_G 8
 
-// One stretch of depth: velocity (m/s), thickness (m), and the slot imaged at its bottom (−1: none).
-struct Segment {
-    double velocity;
-    double thickness;
-    int slot;
-    int pad;
-};
+// Float is exact enough for exp(i kz dz) over a step (a phase error below 3e-5 rad) except where kz² is
+// within this fraction of (2ω/v)² of zero: there the double path of phase_factor decides, as on the CPU.
+#define PS_GUARD 1e-4f
 
-extern "C" __global__ void __launch_bounds__(PS_LANES * PS_WARPS)
-phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], carried down in place
-                  cpx* __restrict__ kimg,            // [n_slots][nk], overwritten
+// One stretch of depth, as the engine prepares it on the host.
+struct Segment {
+    double velocity;   // m/s
+    double thickness;  // m
+    float slowness2;   // 2 / v, for the float path
+    float phase_scale; // thickness / π: sincospif(kz · phase_scale) = sin/cos(kz · thickness)
+    int slot;          // the slot imaged at the bottom of the stretch, or −1
+    int flags;         // SEG_NEW_FACTORS: factors differ from the last stretch's; SEG_EXACT: use the double
+                       // path; SEG_MOVES: the stretch has a thickness (a slot-only entry has none)
+};
+#define SEG_NEW_FACTORS 1
+#define SEG_EXACT 2
+#define SEG_MOVES 4
+
+// exp(i kz dz) for one stretch: in float where that is exact enough (see PS_GUARD), else as phase_factor.
+__device__ __forceinline__ cpx phase_factor_stretch(float om_f, const double* om, float k2_f, double k2,
+                                                    const Segment& seg) {
+    if (seg.flags & SEG_EXACT) return phase_factor(*om, k2, seg.velocity, seg.thickness);
+    float s = om_f * seg.slowness2;
+    float s2 = s * s;
+    float a = s2 - k2_f;
+    if (fabsf(a) <= PS_GUARD * s2) return phase_factor(*om, k2, seg.velocity, seg.thickness);
+    if (a <= 0.0f) return cpx_make(0.0f, 0.0f);
+    float sn, cs;
+    // kz = a / sqrt(a) with the hardware reciprocal root; the phase in units of π, reduced exactly
+    sincospif(a * rsqrtf(a) * seg.phase_scale, &sn, &cs);
+    return cpx_make(cs, sn);
+}
+
+// Three CTAs per multiprocessor (at most 85 registers a thread): enough warps in flight to hide the latency
+// of the sin/cos chains.
+extern "C" __global__ void __launch_bounds__(PS_LANES * PS_WARPS, 3)
+phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], weighted, carried down in place
+                  cpx* __restrict__ kimg,            // [n_slots][nk], overwritten, or added to (accumulate)
                   const double* __restrict__ k2,     // [nk]
                   const double* __restrict__ omega,  // [n_w]
-                  const float* __restrict__ weight,  // [n_w] imaging weight (1 or 2)
                   int n_w, int nk, const Segment* __restrict__ segs, int n_segs,
-                  const float* __restrict__ slot_velocity, int n_slots, float dip_max, float dip_rolloff) {
+                  const float* __restrict__ slot_velocity, int n_slots, float dip_max, float dip_rolloff,
+                  int accumulate) {
     extern __shared__ cpx acc[];  // [n_slots][PS_LANES]
     int lane = threadIdx.x, warp = threadIdx.y;
     int k = blockIdx.x * PS_LANES + lane;
@@ -36,39 +64,42 @@ phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], carried down 
     float kkf = (float)kk;
 
     for (int w0 = warp * PS_G; w0 < n_w; w0 += PS_WARPS * PS_G) {
+        // Per thread only the field, the factors and ω in float live in registers; ω in double (for the
+        // rare exact path) is read from memory (L1) when needed. Components past the band stay zero.
         cpx p[PS_G], f[PS_G];
-        double om[PS_G];
-        float wt[PS_G];
+        float om_f[PS_G];
 #pragma unroll
         for (int g = 0; g < PS_G; ++g) {
             int w = w0 + g;
             bool ok = live && w < n_w;
             p[g] = ok ? field[(u64)w * nk + k] : cpx_make(0, 0);
-            om[g] = ok ? omega[w] : 0.0;
-            wt[g] = ok ? weight[w] : 0.0f;
+            om_f[g] = ok ? (float)omega[w] : 0.0f;
             f[g] = cpx_make(1, 0);
         }
-        double cur_v = -1.0, cur_t = -1.0;
         for (int s = 0; s < n_segs; ++s) {
-            Segment seg = segs[s];
-            if (seg.thickness > 0.0) {
-                if (seg.velocity != cur_v || seg.thickness != cur_t) {
+            const Segment seg = segs[s];
+            if (seg.flags & SEG_NEW_FACTORS) {
 #pragma unroll
-                    for (int g = 0; g < PS_G; ++g) f[g] = phase_factor(om[g], kk, seg.velocity, seg.thickness);
-                    cur_v = seg.velocity;
-                    cur_t = seg.thickness;
+                for (int g = 0; g < PS_G; ++g) {
+                    // A component once evanescent stays zero: it needs no factor.
+                    if (p[g].re == 0.0f && p[g].im == 0.0f) continue;
+                    f[g] = phase_factor_stretch(om_f[g], omega + w0 + g, kkf, kk, seg);
                 }
+            }
+            if (seg.flags & SEG_MOVES) {
 #pragma unroll
                 for (int g = 0; g < PS_G; ++g) p[g] = cpx_mul(p[g], f[g]);
             }
             if (seg.slot >= 0) {
                 cpx sum = cpx_make(0, 0);
-                float sv = slot_velocity[seg.slot];
+                if (dip_max > 0.0f) {
+                    float sv = slot_velocity[seg.slot];
 #pragma unroll
-                for (int g = 0; g < PS_G; ++g) {
-                    float w = wt[g];
-                    if (dip_max > 0.0f) w *= dip_weight((float)om[g], kkf, sv, dip_max, dip_rolloff);
-                    sum = cpx_add(sum, cpx_scale(p[g], w));
+                    for (int g = 0; g < PS_G; ++g)
+                        sum = cpx_add(sum, cpx_scale(p[g], dip_weight(om_f[g], kkf, sv, dip_max, dip_rolloff)));
+                } else {
+#pragma unroll
+                    for (int g = 0; g < PS_G; ++g) sum = cpx_add(sum, p[g]);
                 }
                 atomicAdd(&acc[seg.slot * PS_LANES + lane].re, sum.re);
                 atomicAdd(&acc[seg.slot * PS_LANES + lane].im, sum.im);
@@ -82,6 +113,10 @@ phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], carried down 
     }
     __syncthreads();
     if (live) {
-        for (int s = warp; s < n_slots; s += PS_WARPS) kimg[(u64)s * nk + k] = acc[s * PS_LANES + lane];
+        // A job run in frequency bands adds each band's share of the k-domain images.
+        for (int s = warp; s < n_slots; s += PS_WARPS) {
+            u64 i = (u64)s * nk + k;
+            kimg[i] = accumulate ? cpx_add(kimg[i], acc[s * PS_LANES + lane]) : acc[s * PS_LANES + lane];
+        }
     }
 }

@@ -37,7 +37,8 @@ extern "C" __global__ void scale_planes(cpx* __restrict__ planes, const cpx* __r
 
 // Products: cut a request box out of imaged planes. Plane `slot` of `planes` holds depth level
 // slot_level[slot] on the padded grid; its real part times `scale` is the image there. The levels of the box
-// that these planes hold are written into the box's [il][xl][z] layout; other levels are left alone.
+// that these planes hold are added into the box's [il][xl][z] layout (products start at zero; a job run in
+// frequency bands adds every band's share), other levels are left alone.
 extern "C" __global__ void gather_box(const cpx* __restrict__ planes,  // [n_slots][n_il_pad][n_xl_pad]
                                       const int* __restrict__ slot_level, int n_slots, int n_il_pad,
                                       int n_xl_pad, float* __restrict__ product,  // [b_nil][b_nxl][b_nz]
@@ -52,7 +53,7 @@ extern "C" __global__ void gather_box(const cpx* __restrict__ planes,  // [n_slo
         for (u64 p = blockIdx.x * (u64)blockDim.x + threadIdx.x; p < n; p += (u64)gridDim.x * blockDim.x) {
             int i = (int)(p / b_nxl), j = (int)(p % b_nxl);
             cpx v = planes[slot * plane + (u64)(b_il0 + i) * n_xl_pad + (b_xl0 + j)];
-            product[p * b_nz + z] = v.re * scale;
+            product[p * b_nz + z] += v.re * scale;
         }
     }
 }

@@ -180,11 +180,14 @@ pub struct ComputeConfig {
     pub device: usize,
     /// GPU: fast (less accurate) sin/cos/sqrt in the kernels.
     pub fast_math: bool,
+    /// GPU: use at most this much device memory (GB), e.g. on a shared card. A job whose spectrum does not
+    /// fit runs in frequency bands (slower: the input is read once per band). Default: what is free.
+    pub device_memory_gb: Option<f64>,
 }
 
 impl Default for ComputeConfig {
     fn default() -> Self {
-        ComputeConfig { backend: Backend::Auto, threads: 0, device: 0, fast_math: false }
+        ComputeConfig { backend: Backend::Auto, threads: 0, device: 0, fast_math: false, device_memory_gb: None }
     }
 }
 
@@ -383,6 +386,11 @@ impl Job {
         }
         if slices && !o.png && o.slice_formats.is_empty() {
             return Err(self.error_at("output.png", "slices are requested but png = false and slice_formats is empty"));
+        }
+        if let Some(gb) = self.config.compute.device_memory_gb {
+            if !(gb.is_finite() && gb > 0.0) {
+                return Err(self.error_at("compute.device_memory_gb", format!("must be gigabytes > 0, not {gb}")));
+            }
         }
         if !(o.keep_free_gb.is_finite() && o.keep_free_gb >= 0.0) {
             return Err(self.error_at("output.keep_free_gb", format!("must be gigabytes ≥ 0, not {}", o.keep_free_gb)));

@@ -124,10 +124,10 @@ pub struct BackendChoice {
 }
 
 /// Pick the engine for `backend` (the job's, unless the command line overrides it).
-pub fn select_engine(job: &Job, backend: Backend) -> Result<(Box<dyn Engine>, BackendChoice)> {
+pub fn select_engine(job: &Job, backend: Backend) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
     let compute = &job.config.compute;
     let threads = (compute.threads > 0).then_some(compute.threads);
-    let cpu = |why: String| -> Result<(Box<dyn Engine>, BackendChoice)> {
+    let cpu = |why: String| -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
         let engine = CpuEngine::new(threads)?;
         let detail = format!("{} threads{why}", engine.threads());
         Ok((Box::new(engine), BackendChoice { kind: "cpu", detail }))
@@ -140,6 +140,34 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<(Box<dyn Engine>, Ba
         Backend::Auto => {
             crate::gpu::engine_for(compute).or_else(|why| cpu(format!("; no usable GPU, so the CPU: {why}")))
         }
+    }
+}
+
+/// An engine being set up on a thread of its own: the CUDA start-up (driver, context, kernel compilation, a
+/// fraction of a second) then overlaps opening the input and planning the job.
+pub struct EngineStart {
+    handle: std::thread::JoinHandle<Result<(Box<dyn Engine + Send>, BackendChoice, std::time::Duration)>>,
+}
+
+/// Begin setting up the engine for `job` (the job's backend unless `backend` overrides it).
+pub fn start_engine(job: &Job, backend: Backend) -> EngineStart {
+    let job = job.clone();
+    let handle = std::thread::spawn(move || {
+        let t = Instant::now();
+        let (engine, choice) = select_engine(&job, backend)?;
+        Ok((engine, choice, t.elapsed()))
+    });
+    EngineStart { handle }
+}
+
+impl EngineStart {
+    /// The engine, its description, how long its set-up took, and how long we still had to wait for it.
+    fn finish(self) -> Result<(Box<dyn Engine + Send>, BackendChoice, std::time::Duration, std::time::Duration)> {
+        let t = Instant::now();
+        let (engine, choice, setup) = self.handle.join().map_err(|_| {
+            Error::Backend("setting up the compute engine failed unexpectedly (a thread panicked)".into())
+        })??;
+        Ok((engine, choice, setup, t.elapsed()))
     }
 }
 
@@ -213,10 +241,10 @@ impl InputRecord {
 /// Run a prepared job to its manifest. Everything that can fail without the data fails first: the engine,
 /// then the output folder; a manifest from an earlier run goes before the migration starts, and the new
 /// one is written after the last product, so a folder with a manifest holds every product it lists.
-pub fn execute(p: &Prepared, backend: Backend, progress: &dyn Progress) -> Result<Manifest> {
+pub fn execute(p: &Prepared, engine: EngineStart, progress: &dyn Progress) -> Result<Manifest> {
     let started = SystemTime::now();
     let clock = Instant::now();
-    let (mut engine, choice) = select_engine(&p.job, backend)?;
+    let (mut engine, choice, engine_setup, engine_wait) = engine.finish()?;
     let out_dir = &p.job.config.output.dir;
     check_output_dir(&p.job, products::estimated_bytes(&p.products, &p.job.config.output.render))?;
     // A manifest left from an earlier run would vouch for products this run is about to replace.
@@ -227,6 +255,8 @@ pub fn execute(p: &Prepared, backend: Backend, progress: &dyn Progress) -> Resul
 
     tracing::info!("migrating with {} on {}: {}", p.plan.method.name(), choice.kind, choice.detail);
     let mut stats = RunStats::default();
+    stats.add("engine-setup", engine_setup, 0);
+    stats.add("engine-wait", engine_wait, 0);
     let images = engine.migrate(p.reader.as_ref(), &p.plan, &p.velocity, &p.request, progress, &mut stats)?;
     if stats.nonfinite_samples > 0 {
         tracing::warn!(

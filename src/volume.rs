@@ -341,6 +341,16 @@ pub trait VolumeReader: Send + Sync {
     /// Read `b` into `out`, which must hold exactly `b.len()` values, in `[il][xl][s]` order.
     fn read_box(&self, b: &IndexBox, out: &mut [f32]) -> Result<()>;
 
+    /// Read `b` as [`VolumeReader::read_box`] does and hand each trace of the box to `each(t, samples)` (`t`
+    /// counts the box's traces in `[il][xl]` order) while it is fresh. Readers that decode trace by trace do
+    /// both in one pass over memory; this default reads the box first.
+    fn read_box_each(&self, b: &IndexBox, out: &mut [f32], each: &(dyn Fn(usize, &mut [f32]) + Sync)) -> Result<()> {
+        use rayon::prelude::*;
+        self.read_box(b, out)?;
+        out.par_chunks_mut(b.s.len().max(1)).enumerate().for_each(|(t, trace)| each(t, trace));
+        Ok(())
+    }
+
     /// Read the whole volume into `out` (`geometry().n_values()` values).
     fn read_all(&self, out: &mut [f32]) -> Result<()> {
         self.read_box(&self.geometry().full_box(), out)

@@ -6,13 +6,15 @@
 //! trace and the outer traces of each lateral edge are brought to zero with a cosine ramp, and the transforms
 //! run over padded lengths whose zeros absorb the energy that would otherwise wrap around to the far side.
 //!
-//! The taper is applied per chunk of inlines ([`apply_to_traces`]), so a GPU engine can window each chunk
-//! while it sits in a staging buffer, before the upload. Before it, [`scan_nonfinite`] clears each chunk of
-//! NaN and infinite samples, which the FFTs would otherwise spread over the whole image.
+//! The tapers are applied trace by trace as the input is read ([`read_conditioned`]): each trace is
+//! decoded, cleared of NaN and infinite samples (which the FFTs would spread over the whole image) and
+//! tapered in one pass while it is in cache, straight into the engine's buffer — for the GPU engine, a pinned
+//! staging buffer about to be uploaded.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Result};
@@ -187,63 +189,85 @@ pub enum NonFinite {
     Refuse,
 }
 
-/// Scan a chunk of input just read: `data` holds the box `b` of `src` in `[il][xl][sample]` order. Under
-/// [`NonFinite::Zero`] every NaN or infinite sample is set to zero and the number of them is returned; under
-/// [`NonFinite::Refuse`] the first one (in memory order) is an error naming its inline, crossline and sample.
-pub fn scan_nonfinite(src: &dyn VolumeReader, b: &IndexBox, data: &mut [f32], policy: NonFinite) -> Result<u64> {
-    let ns = b.s.len();
-    assert_eq!(data.len(), b.len(), "the chunk holds the box");
-    if ns == 0 {
-        return Ok(0);
+/// What happens to each input trace as it is read: non-finite samples are zeroed and counted (or the first
+/// one is recorded for refusal), then the time and lateral tapers are applied.
+pub struct TraceConditioner<'a> {
+    window: &'a WindowPlan,
+    policy: NonFinite,
+    zeroed: AtomicU64,
+    /// Under [`NonFinite::Refuse`]: the first non-finite sample in memory order, (il, xl, sample, value).
+    first_bad: Mutex<Option<(usize, usize, usize, f32)>>,
+}
+
+impl<'a> TraceConditioner<'a> {
+    pub fn new(window: &'a WindowPlan, policy: NonFinite) -> Self {
+        TraceConditioner { window, policy, zeroed: AtomicU64::new(0), first_bad: Mutex::new(None) }
     }
-    match policy {
-        NonFinite::Zero => Ok(data
-            .par_chunks_mut(ns)
-            .map(|trace| {
-                let mut n = 0;
-                for x in trace.iter_mut().filter(|x| !x.is_finite()) {
-                    *x = 0.0;
-                    n += 1;
+
+    /// Condition the trace at grid indices (`il`, `xl`) whose samples from index `s0` are in `trace`.
+    pub fn apply(&self, il: usize, xl: usize, s0: usize, trace: &mut [f32]) {
+        let mut zeroed = 0;
+        for (k, x) in trace.iter_mut().enumerate() {
+            if !x.is_finite() {
+                if self.policy == NonFinite::Refuse {
+                    let mut first = self.first_bad.lock().unwrap_or_else(|e| e.into_inner());
+                    let here = (il, xl, s0 + k, *x);
+                    if first.is_none_or(|f| (here.0, here.1, here.2) < (f.0, f.1, f.2)) {
+                        *first = Some(here);
+                    }
                 }
-                n
-            })
-            .sum()),
-        NonFinite::Refuse => {
-            let first = data
-                .par_chunks(ns)
-                .enumerate()
-                .find_map_first(|(t, trace)| trace.iter().position(|x| !x.is_finite()).map(|k| (t, k, trace[k])));
-            let Some((t, k, value)) = first else { return Ok(0) };
-            let g = src.geometry();
-            let (nx, s) = (b.xl.len(), b.s.start + k);
-            Err(Error::format(
-                src.describe(),
-                Location::File,
-                format!(
-                    "sample {} ({} {}) of the trace at inline {}, crossline {} is {value}; input.nonfinite = \"refuse\" \
-                     stops at the first NaN or infinite sample (\"zero\" sets them to zero)",
-                    s + 1,
-                    g.samples.value(s),
-                    g.samples.domain.unit(),
-                    g.ilines.value(b.il.start + t / nx),
-                    g.xlines.value(b.xl.start + t % nx),
-                ),
-            ))
+                *x = 0.0;
+                zeroed += 1;
+            }
+        }
+        if zeroed > 0 {
+            self.zeroed.fetch_add(zeroed, Ordering::Relaxed);
+        }
+        let lateral = self.window.iline[il] * self.window.xline[xl];
+        for (x, w) in trace.iter_mut().zip(&self.window.time[s0..]) {
+            *x *= lateral * w;
+        }
+    }
+
+    /// The number of samples zeroed so far, or, under [`NonFinite::Refuse`], an error naming the first
+    /// non-finite sample of `src`.
+    pub fn check(&self, src: &dyn VolumeReader) -> Result<u64> {
+        let first = *self.first_bad.lock().unwrap_or_else(|e| e.into_inner());
+        match first {
+            None => Ok(self.zeroed.load(Ordering::Relaxed)),
+            Some((il, xl, s, value)) => {
+                let g = src.geometry();
+                Err(Error::format(
+                    src.describe(),
+                    Location::File,
+                    format!(
+                        "sample {} ({} {}) of the trace at inline {}, crossline {} is {value}; input.nonfinite = \
+                         \"refuse\" stops at the first NaN or infinite sample (\"zero\" sets them to zero)",
+                        s + 1,
+                        g.samples.value(s),
+                        g.samples.domain.unit(),
+                        g.ilines.value(il),
+                        g.xlines.value(xl),
+                    ),
+                ))
+            }
         }
     }
 }
 
-/// Taper a chunk of whole inlines in place: `data` holds the inlines `il_range` of the input, in
-/// `[il][xl][sample]` order. Parallel over traces.
-pub fn apply_to_traces(plan: &WindowPlan, il_range: Range<usize>, data: &mut [f32]) {
-    let (nx, nt) = (plan.xline.len(), plan.time.len());
-    assert_eq!(data.len(), il_range.len() * nx * nt, "a chunk holds whole inlines");
-    data.par_chunks_mut(nt).enumerate().for_each(|(t, trace)| {
-        let lateral = plan.iline[il_range.start + t / nx] * plan.xline[t % nx];
-        for (x, w) in trace.iter_mut().zip(&plan.time) {
-            *x *= lateral * w;
-        }
-    });
+/// Read the whole inlines `il` of `src` into `out` (`[il][xl][sample]`) and condition every trace as it is
+/// decoded: one pass over the data.
+pub fn read_conditioned(
+    src: &dyn VolumeReader,
+    il: Range<usize>,
+    out: &mut [f32],
+    conditioner: &TraceConditioner,
+) -> Result<()> {
+    let [_, nx, nt] = src.geometry().shape();
+    let first = il.start;
+    src.read_box_each(&IndexBox { il, xl: 0..nx, s: 0..nt }, out, &|t, trace| {
+        conditioner.apply(first + t / nx, t % nx, 0, trace)
+    })
 }
 
 #[cfg(test)]
@@ -291,12 +315,20 @@ mod tests {
     }
 
     #[test]
-    fn chunk_application_matches_the_product_of_weights() {
+    fn reading_conditioned_applies_the_product_of_weights() {
+        use crate::volume::{Domain, Geometry, LineAxis, SampleAxis, Volume};
         let params = WindowParams { time_taper_ms: 6.0, edge_taper_traces: 2, ..Default::default() };
         let shape = [9, 8, 12];
         let w = WindowPlan::new(shape, 2.0, &params);
-        let mut chunk = vec![1.0f32; 3 * 8 * 12]; // inlines 6..9
-        apply_to_traces(&w, 6..9, &mut chunk);
+        let g = Geometry::regular(
+            LineAxis::new(1, 1, 9),
+            LineAxis::new(1, 1, 8),
+            SampleAxis { origin: 0.0, step: 2.0, len: 12, domain: Domain::Time },
+        );
+        let src = Volume { data: vec![1.0; g.n_values()], geometry: g };
+        let mut chunk = vec![0.0f32; 3 * 8 * 12]; // inlines 6..9
+        let c = TraceConditioner::new(&w, NonFinite::Zero);
+        read_conditioned(&src, 6..9, &mut chunk, &c).unwrap();
         for il in 0..3 {
             for xl in 0..8 {
                 for s in 0..12 {
@@ -306,6 +338,7 @@ mod tests {
             }
         }
         assert!(chunk[(2 * 8 + 4) * 12] < 0.2); // the last inline is on the ramp
+        assert_eq!(c.check(&src).unwrap(), 0);
     }
 
     #[test]
@@ -316,25 +349,28 @@ mod tests {
             LineAxis::new(10, 1, 3),
             SampleAxis { origin: 0.0, step: 4.0, len: 5, domain: Domain::Time },
         );
-        let src = Volume { data: vec![0.0; g.n_values()], geometry: g };
-        let b = IndexBox { il: 1..3, xl: 1..3, s: 1..5 }; // 2 × 2 traces of 4 samples
-        let clean: Vec<f32> = (0..16).map(|i| i as f32).collect();
-        let mut data = clean.clone();
-        data[6] = f32::NAN; // second trace of the box: inline index 1, crossline index 2; its third sample
-        data[9] = f32::INFINITY;
-        data[15] = f32::NEG_INFINITY;
+        let mut data: Vec<f32> = (0..g.n_values()).map(|i| 1.0 + i as f32).collect();
+        // inline index 1, crossline index 2, sample index 3 (12 ms, the 4th sample); then two more, later
+        data[(1 * 3 + 2) * 5 + 3] = f32::NAN;
+        data[(2 * 3 + 1) * 5] = f32::INFINITY;
+        data[(3 * 3) * 5 + 4] = f32::NEG_INFINITY;
+        let clean: Vec<f32> = data.iter().map(|x| if x.is_finite() { *x } else { 0.0 }).collect();
+        let src = Volume { data, geometry: g.clone() };
+        // no tapers, so the values pass through unchanged but for the non-finite ones
+        let flat = WindowParams { time_taper_ms: 0.0, edge_taper_traces: 0, ..Default::default() };
+        let w = WindowPlan::new(g.shape(), 4.0, &flat);
 
-        let mut refused = data.clone();
-        let e = scan_nonfinite(&src, &b, &mut refused, NonFinite::Refuse).unwrap_err().to_string();
-        // inline index 1 → 102, crossline index 2 → 12, sample index 1 + 2 = 3 → 12 ms, the 4th sample
+        let refuse = TraceConditioner::new(&w, NonFinite::Refuse);
+        let mut out = vec![0.0f32; g.n_values()];
+        read_conditioned(&src, 0..4, &mut out, &refuse).unwrap();
+        let e = refuse.check(&src).unwrap_err().to_string();
+        // inline index 1 → 102, crossline index 2 → 12, sample index 3 → 12 ms, the 4th sample
         assert!(e.contains("sample 4 (12 ms) of the trace at inline 102, crossline 12 is NaN"), "{e}");
-        assert!(refused[6].is_nan() && refused[9].is_infinite(), "refusing leaves the data alone");
 
-        assert_eq!(scan_nonfinite(&src, &b, &mut data, NonFinite::Zero).unwrap(), 3);
-        let expect: Vec<f32> =
-            clean.iter().enumerate().map(|(i, &x)| if [6, 9, 15].contains(&i) { 0.0 } else { x }).collect();
-        assert_eq!(data, expect);
-        assert_eq!(scan_nonfinite(&src, &b, &mut data, NonFinite::Refuse).unwrap(), 0);
+        let zero = TraceConditioner::new(&w, NonFinite::Zero);
+        read_conditioned(&src, 0..4, &mut out, &zero).unwrap();
+        assert_eq!(zero.check(&src).unwrap(), 3);
+        assert_eq!(out, clean);
     }
 
     #[test]

@@ -155,3 +155,42 @@ fn gpu_split_step_matches_cpu_through_a_lateral_velocity_change() {
     eprintln!("split-step through a lateral gradient: relative L2 {e:.2e}");
     assert!(e <= 1e-4, "GPU vs CPU relative L2 {e:.2e} > 1e-4");
 }
+
+/// A job whose spectrum does not fit the device memory it may use runs in frequency bands and still
+/// computes what the CPU computes; Stolt, which needs the whole spectrum, is refused with the numbers.
+#[test]
+fn gpu_frequency_bands_give_the_same_image() {
+    let Some(mut gpu) = gpu_engine() else { return };
+    let src = model(0.0, true);
+    for method in [Method::PhaseShift, Method::SplitStep] {
+        let j = job(method, layered());
+        let image = j.image_geometry(&src);
+        let req = sparse(&image);
+        let plan = j.plan(&src, &req);
+        let mut cpu = CpuEngine::new(None).unwrap();
+        let reference = j.run(&mut cpu, &src, &req);
+        // Lower the memory the engine may use until the spectrum no longer fits at once.
+        let mut limit = 1u64 << 30;
+        let (bands, image) = loop {
+            gpu.set_memory_limit(Some(limit));
+            let mut stats = seisimage::stats::RunStats::default();
+            match gpu.migrate(&src, &plan, &j.velocity, &req, &seisimage::progress::Silent, &mut stats) {
+                Ok(out) if stats.frequency_bands >= 3 => break (stats.frequency_bands, out),
+                Ok(_) => limit = limit * 9 / 10,
+                Err(e) => panic!("{method:?} refused at {limit} bytes before running in 3 bands: {e}"),
+            }
+        };
+        let e = image.iter().zip(&reference).map(|(g, c)| relative_l2(g, c)).fold(0.0, f64::max);
+        eprintln!("{method:?} in {bands} frequency bands ({limit} bytes allowed): relative L2 {e:.2e}");
+        assert!(e <= 1e-4, "{method:?} in {bands} bands: GPU vs CPU relative L2 {e:.2e}");
+    }
+    let stolt = job(Method::Stolt, VelocityModel::Constant(2000.0));
+    let req = whole(&stolt.image_geometry(&src));
+    let plan = stolt.plan(&src, &req);
+    gpu.set_memory_limit(Some(1 << 20));
+    let mut stats = seisimage::stats::RunStats::default();
+    let err = gpu.migrate(&src, &plan, &stolt.velocity, &req, &seisimage::progress::Silent, &mut stats).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("Stolt needs every frequency") && msg.contains("GiB"), "{msg}");
+    gpu.set_memory_limit(None);
+}

@@ -77,7 +77,7 @@ fn the_manifest_records_the_run_and_vouches_for_every_product() {
     assert_eq!(stages["nonfinite_samples"], 0);
     let stage_names: Vec<&str> =
         stages["stages"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
-    for name in ["read", "window", "time-fft", "lateral-fft", "migrate", "write"] {
+    for name in ["read", "time-fft", "spatial-fft", "migrate", "write"] {
         assert!(stage_names.contains(&name), "no stage {name} in {stage_names:?}");
     }
     let read = stages["stages"].as_array().unwrap().iter().find(|s| s["name"] == "read").unwrap();

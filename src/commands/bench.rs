@@ -1,11 +1,10 @@
 //! `seisimage bench`: every stage of a migration against its floor (see src/bench.rs).
 
-use seisimage::bench::{self, BenchConfig};
-use seisimage::progress;
-
+use super::Reporting;
 use crate::cli::BenchArgs;
+use seisimage::bench::{self, BenchConfig};
 
-pub fn run(args: &BenchArgs, quiet: bool) -> anyhow::Result<()> {
+pub fn run(args: &BenchArgs, reporting: Reporting) -> anyhow::Result<()> {
     let temporary = args.workdir.is_none();
     let workdir = args
         .workdir
@@ -20,7 +19,7 @@ pub fn run(args: &BenchArgs, quiet: bool) -> anyhow::Result<()> {
         workdir: workdir.clone(),
         threads: args.threads.clone(),
     };
-    let progress = progress::for_stderr(quiet);
+    let progress = reporting.progress();
     let result = bench::run(&cfg, progress.as_ref());
     if temporary {
         let _ = std::fs::remove_dir_all(&workdir);

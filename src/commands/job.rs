@@ -1,7 +1,7 @@
 //! `seisimage run`, `validate` and `print-config`: a job file from first check to manifest.
 
 use seisimage::job::Job;
-use seisimage::run::{execute, prepare};
+use seisimage::run::{execute, prepare, start_engine};
 
 use super::Reporting;
 use crate::cli::{JobArgs, RunArgs};
@@ -9,12 +9,14 @@ use crate::cli::{JobArgs, RunArgs};
 pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     let job = Job::load(&args.job.job, &args.job.overrides)?;
     let backend = args.backend.unwrap_or(job.config.compute.backend);
+    // The engine (CUDA start-up included) gets ready while the input is opened and the job planned.
+    let engine = start_engine(&job, backend);
     let prepared = prepare(job)?;
     for line in prepared.describe() {
         tracing::debug!("{line}");
     }
     let progress = reporting.progress();
-    let manifest = execute(&prepared, backend, progress.as_ref())?;
+    let manifest = execute(&prepared, engine, progress.as_ref())?;
     let out = &prepared.job.config.output.dir;
     tracing::info!(
         "done in {:.2} s on {}: {} products, {:.1} MB, in {} (see {})",

@@ -23,13 +23,13 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::PrintConfig(a) => job::print_config(a),
         Command::Synth(a) => synth::run(a, reporting),
         Command::Devices(a) => devices::run(a),
-        Command::Bench(a) => bench::run(a, cli.quiet),
+        Command::Bench(a) => bench::run(a, reporting),
     }
 }
 
 /// How a command shows progress on stderr, from the global options.
 #[derive(Clone, Copy)]
-struct Reporting {
+pub(crate) struct Reporting {
     quiet: bool,
     interval: Duration,
 }

@@ -6,6 +6,8 @@ pub mod engine;
 pub mod fft;
 pub mod floors;
 pub mod kernels;
+pub mod memory;
+mod migrate;
 pub mod runtime;
 
 pub use engine::GpuEngine;
@@ -17,7 +19,7 @@ use crate::job::ComputeConfig;
 use crate::run::BackendChoice;
 
 /// The CUDA engine for `compute`, or why there is none.
-pub fn engine_for(compute: &ComputeConfig) -> Result<(Box<dyn Engine>, BackendChoice)> {
+pub fn engine_for(compute: &ComputeConfig) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
     let rt = probe().map_err(|e| Error::Backend(e.0))?;
     let device = rt.devices.get(compute.device).ok_or_else(|| {
         Error::Backend(format!(
@@ -26,7 +28,8 @@ pub fn engine_for(compute: &ComputeConfig) -> Result<(Box<dyn Engine>, BackendCh
             rt.devices.len()
         ))
     })?;
-    let engine = GpuEngine::new(device.clone(), compute.fast_math)?;
+    let mut engine = GpuEngine::new(device.clone(), compute.fast_math)?;
+    engine.set_memory_limit(compute.device_memory_gb.map(|gb| (gb * 1e9) as u64));
     let detail = format!(
         "{} (compute capability {}.{}, {:.1} GiB), driver CUDA {}.{}, kernels compiled by NVRTC {}.{} in {:.2} s{}",
         device.name,

@@ -49,6 +49,7 @@ impl Engine for CpuEngine {
     ) -> Result<Vec<Vec<f32>>> {
         plan.check(src.geometry(), request)?;
         self.pool.install(|| {
+            stats.frequency_bands = 1;
             let mut spectrum = ingest(src, plan, progress, stats)?;
             let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
             let mut asm = ImageAssembly::new(request, plan);

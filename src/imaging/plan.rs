@@ -18,7 +18,7 @@ use crate::window::{fast_len, NonFinite, WindowParams, WindowPlan};
 /// Largest number of depth levels an image may have (a guard against a mistyped `dz`).
 const MAX_LEVELS: usize = 1_000_000;
 /// Input read per chunk, before windowing and the time FFT.
-const INGEST_CHUNK_BYTES: usize = 32 << 20;
+pub const INGEST_CHUNK_BYTES: usize = 32 << 20;
 /// Aperture angle the automatic lateral pad assumes when no dip limit is given.
 const DEFAULT_APERTURE_DEG: f64 = 60.0;
 

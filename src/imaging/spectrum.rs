@@ -23,7 +23,7 @@ use crate::cancel;
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::stats::RunStats;
-use crate::volume::{IndexBox, VolumeReader};
+use crate::volume::VolumeReader;
 use crate::window;
 
 /// The wavefield in the ω-major layout: `n_omega` planes of `nk = il_pad · xl_pad` values.
@@ -162,6 +162,7 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stat
     let mut chunk = vec![0.0f32; plan.ingest_inlines * nx * nt];
     let mut bands = vec![Complex32::default(); plan.ingest_inlines * nx * nw];
 
+    let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
     progress.begin("read and transform in time", ni as u64);
     for il0 in (0..ni).step_by(plan.ingest_inlines) {
         cancel::check()?;
@@ -169,14 +170,9 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stat
         let traces = il.len() * nx;
         let data = &mut chunk[..traces * nt];
         let t = Instant::now();
-        let read = IndexBox { il: il.clone(), xl: 0..nx, s: 0..nt };
-        src.read_box(&read, data)?;
+        window::read_conditioned(src, il.clone(), data, &conditioner)?;
+        conditioner.check(src)?;
         stats.add("read", t.elapsed(), (data.len() * 4) as u64);
-
-        let t = Instant::now();
-        stats.nonfinite_samples += window::scan_nonfinite(src, &read, data, plan.nonfinite)?;
-        window::apply_to_traces(&plan.window, il.clone(), data);
-        stats.add("window", t.elapsed(), 0);
 
         let t = Instant::now();
         let band = &mut bands[..traces * nw];
@@ -193,6 +189,7 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stat
         progress.advance(il.len() as u64);
     }
     progress.finish();
+    stats.nonfinite_samples += conditioner.check(src)?;
 
     let t = Instant::now();
     let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);

@@ -3,10 +3,12 @@
 //! coordinates. Files that are not one trace per grid cell (pre-stack gathers, shot gathers, wrong byte
 //! locations) are refused with what was found and which byte locations would give a grid.
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::file::SegyFile;
 use super::trace_header::{word_at, HeaderLocations, OFFSET_BYTE};
+
 use crate::cancel;
 use crate::error::{Error, Location, Result};
 use crate::volume::{CoordTransform, Geometry, LineAxis};
@@ -80,14 +82,19 @@ impl Grid {
         if n as u64 >= MISSING as u64 {
             return Err(fail(Location::File, format!("{n} traces are more than this reader indexes")));
         }
-        let mut records = Vec::with_capacity(n);
-        for i in 0..n {
-            if i % 65536 == 0 {
-                cancel::check()?;
-            }
-            let h = file.trace_header(i)?;
-            records.push(Record { iline: h.iline, xline: h.xline, offset: h.offset, xy: h.xy(), dead: h.is_dead() });
-        }
+        // The headers are read in parallel (on a large file, reading them is mostly page faults, which
+        // then spread over every core); the records keep file order.
+        let records: Vec<Record> = (0..n)
+            .into_par_iter()
+            .with_min_len(4096)
+            .map(|i| {
+                if i % 65536 == 0 {
+                    cancel::check()?;
+                }
+                let h = file.trace_header(i)?;
+                Ok(Record { iline: h.iline, xline: h.xline, offset: h.offset, xy: h.xy(), dead: h.is_dead() })
+            })
+            .collect::<Result<Vec<_>>>()?;
         let at = *file.locations();
         let placed = place(n, |i| (records[i].iline, records[i].xline));
         let (ilines, xlines, cells) = match placed {

@@ -118,6 +118,23 @@ impl VolumeReader for SegyReader {
     /// Decode the box in parallel, trace by trace, each straight into its place in `out`; missing traces
     /// become zeros. Only the samples inside the box are read from the file.
     fn read_box(&self, b: &IndexBox, out: &mut [f32]) -> Result<()> {
+        self.decode_box(b, out, None)
+    }
+
+    fn read_box_each(&self, b: &IndexBox, out: &mut [f32], each: &(dyn Fn(usize, &mut [f32]) + Sync)) -> Result<()> {
+        self.decode_box(b, out, Some(each))
+    }
+}
+
+impl SegyReader {
+    /// The decoding loop of [`VolumeReader::read_box`], handing each trace to `each` right after it is
+    /// decoded, while it is still in cache.
+    fn decode_box(
+        &self,
+        b: &IndexBox,
+        out: &mut [f32],
+        each: Option<&(dyn Fn(usize, &mut [f32]) + Sync)>,
+    ) -> Result<()> {
         let [n_il, n_xl, n_s] = self.grid.geometry.shape();
         if b.il.end > n_il || b.xl.end > n_xl || b.s.end > n_s || b.il.start > b.il.end || b.xl.start > b.xl.end {
             return Err(Error::Request(format!("read_box: box {b:?} is outside the {n_il} × {n_xl} × {n_s} volume")));
@@ -144,6 +161,9 @@ impl VolumeReader for SegyReader {
                 match self.grid.cells[cell] {
                     MISSING => trace.fill(0.0),
                     index => self.file.read_samples(index as usize, b.s.clone(), trace)?,
+                }
+                if let Some(each) = each {
+                    each(t, trace);
                 }
             }
             Ok(())

@@ -1,0 +1,987 @@
+//! One migration on the device, step for step the CPU engine's (src/imaging), on the same plan and layout.
+//!
+//! Ingest: each chunk of inlines is read and windowed on the host straight into one of a few pinned staging
+//! buffers, copied to the device by a pitched copy that lands every trace in a row padded to the FFT length
+//! (copy stream), and transformed there — R2C along the contiguous traces, then the frequency band moved
+//! into the ω-major spectrum (compute stream) — while the host reads the next chunk. The 2-D FFTs, the
+//! migration and the imaging then run on the device, and only the requested boxes come back.
+//!
+//! When the spectrum does not fit (see [`super::memory`]), the frequencies are taken in bands: each band is
+//! ingested (the input is read and crosses the bus once per band), migrated and imaged on its own, and the
+//! image — phase shift's k-domain images of every level, or the requested boxes — stays resident and adds
+//! up the bands, since the imaging condition is a sum over frequency.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaEvent, LaunchConfig};
+
+use super::device::{self, check, copy_2d, elapsed_ms, DeviceBuffer, PinnedBuffer, Source};
+use super::engine::{grid_1d, Arg, GpuEngine};
+use super::fft::{self, Layout};
+use super::memory::{self, Bands, Budget};
+use crate::error::{Error, Result};
+use crate::imaging::plan::Segment;
+use crate::imaging::{formulas, ImageRequest, Method, Plan};
+use crate::progress::Progress;
+use crate::stats::RunStats;
+use crate::velocity::VelocityModel;
+use crate::volume::VolumeReader;
+use crate::{cancel, window};
+
+/// A complex float as the kernels see it (`cpx` in kernels/common.cuh).
+type Cpx = [f32; 2];
+
+/// Pinned staging buffers (and device landing slots) in flight during ingest: while the device transforms
+/// one chunk and the bus carries the next, the host fills a third.
+pub(super) const RING: usize = 3;
+/// Levels imaged per launch of the phase-shift kernel: its k-domain sums live in shared memory
+/// (levels × 32 lanes × 8 bytes = 32 KiB), under the 48 KiB a kernel gets without opting in.
+const PS_MAX_SLOTS: usize = 128;
+/// Lanes and warps of a phase-shift CTA (PS_LANES, PS_WARPS in kernels/phase_shift.cu).
+const PS_LANES: u32 = 32;
+const PS_WARPS: u32 = 8;
+
+/// One migration on the device: its buffers, plans and tables.
+pub(super) struct Run<'a> {
+    e: &'a GpuEngine,
+    plan: &'a Plan,
+    request: &'a ImageRequest,
+    nk: usize,
+    bins: usize,
+    bands: Bands,
+    /// The spectrum of one band (the widest).
+    spectrum: DeviceBuffer<Cpx>,
+    landing: Vec<DeviceBuffer<f32>>,
+    half: Vec<DeviceBuffer<Cpx>>,
+    /// Per frequency of the plan: exp(−iω t0), ω, |k|², imaging weights (as complex, for scale_planes).
+    delay: DeviceBuffer<Cpx>,
+    /// |k|² and ω in double: the kernels form kz² = (2ω/v)² − |k|² from them without cancellation.
+    k2: DeviceBuffer<f64>,
+    omega: DeviceBuffer<f64>,
+    weight: DeviceBuffer<f32>,
+    weight_cpx: DeviceBuffer<Cpx>,
+    products: Vec<DeviceBuffer<f32>>,
+    /// Where the products land on the host (pinned, so the copies run at full speed, asynchronously).
+    products_host: RefCell<Vec<PinnedBuffer<f32>>>,
+    /// Phase shift: the k-domain images of one launch (or of every level, when banded); Stolt: the kz lines;
+    /// split-step: the level image.
+    planes: DeviceBuffer<Cpx>,
+    ffts: Ffts,
+    /// Device-timed sections (stage name, start, end), summed into the stage table at the end.
+    timers: RefCell<Vec<(&'static str, CudaEvent, CudaEvent)>>,
+}
+
+/// The cuFFT plans of a run and the one work area they share.
+struct Ffts {
+    r2c: fft::Plan,
+    /// 2-D plans over planes of the padded grid, by batch size (forward and inverse use the same plan).
+    planes: HashMap<usize, fft::Plan>,
+    /// Stolt's inverse FFT along kz.
+    kz: Option<fft::Plan>,
+    _work: DeviceBuffer<u8>,
+}
+
+impl<'a> Run<'a> {
+    pub(super) fn new(e: &'a GpuEngine, plan: &'a Plan, request: &'a ImageRequest) -> Result<Self> {
+        let pt = plan.padded[2];
+        let (nk, nw) = (plan.nk(), plan.n_omega());
+        let [_, nx, _] = plan.input.shape();
+        let chunk_traces = plan.ingest_inlines * nx;
+        let bins = pt / 2 + 1;
+        let plane = (nk * 8) as u64;
+
+        // What does not depend on the band: ingest buffers, products, tables; and the method's planes.
+        let products_bytes: u64 = request.boxes.iter().map(|b| b.len() as u64 * 4).sum();
+        let common = vec![
+            ("ingest ring", (RING * chunk_traces * (pt * 4 + bins * 8)) as u64),
+            ("products", products_bytes),
+            ("tables", (nk * 8 + nw * 32) as u64),
+        ];
+        let budget = |planes_name: &'static str, planes: usize| {
+            let mut items = common.clone();
+            items.push((planes_name, planes as u64 * plane));
+            Budget { items }
+        };
+        let launch_sizes: Vec<usize> = match plan.method {
+            Method::PhaseShift => phase_shift_launches(plan).iter().map(|b| b.slot_levels.len()).collect(),
+            _ => Vec::new(),
+        };
+        let (whole, banded, why_not) = match plan.method {
+            Method::PhaseShift => (
+                budget("k-domain images", launch_sizes.iter().copied().max().unwrap_or(1)),
+                // in bands every imaged level keeps its k-domain image until the last band is in
+                Some(budget("k-domain images", plan.levels.len())),
+                "",
+            ),
+            Method::Stolt => {
+                let grid = plan.stolt.as_ref().ok_or_else(|| Error::Request("a Stolt plan has no kz grid".into()))?;
+                if grid.nz_fft <= plan.last_level() {
+                    return Err(Error::Request(format!(
+                        "the Stolt kz grid ({} samples) is shorter than the deepest level ({})",
+                        grid.nz_fft,
+                        plan.last_level()
+                    )));
+                }
+                (budget("kz lines", grid.nz_fft), None, "Stolt needs every frequency of a wavenumber at once")
+            }
+            Method::SplitStep => (budget("level image", 1), Some(budget("level image", 1)), ""),
+        };
+        let available = e.available_memory()?;
+        // cuFFT's work area is known only once the plans exist, and the plans depend on the bands: plan the
+        // memory, make the plans, and if their work area does not fit, plan again with that much set aside.
+        let mut reserve = 0u64;
+        let (bands, used, r2c, planes_ffts, kz, work_bytes) = loop {
+            let (bands, used) = memory::plan(
+                nw,
+                plane,
+                &whole,
+                banded.as_ref(),
+                available.saturating_sub(reserve),
+                &e.gpu.info.name,
+                why_not,
+            )?;
+            let (r2c, planes_ffts, kz) = make_ffts(plan, &bands, &launch_sizes, chunk_traces)?;
+            let work_bytes =
+                planes_ffts.values().chain(kz.iter()).chain([&r2c]).map(|p| p.work_bytes).max().unwrap_or(0) as u64;
+            if used.total() + work_bytes <= available {
+                break (bands, used, r2c, planes_ffts, kz, work_bytes);
+            }
+            if reserve >= work_bytes {
+                return Err(Error::Backend(format!(
+                    "the job needs {} of device memory ({}, FFT work area {}) but {} can give {}",
+                    memory::gib(used.total() + work_bytes),
+                    used.describe(),
+                    memory::gib(work_bytes),
+                    e.gpu.info.name,
+                    memory::gib(available)
+                )));
+            }
+            reserve = work_bytes;
+        };
+        if bands.banded() && e.naive {
+            return Err(Error::Backend("the naive reference path runs only jobs that fit at once".into()));
+        }
+        if bands.banded() {
+            tracing::info!(
+                "the spectrum does not fit at once: {} frequency bands of up to {} frequencies ({}, FFT work area {})",
+                bands.ranges.len(),
+                bands.widest(),
+                used.describe(),
+                memory::gib(work_bytes)
+            );
+        }
+        let plane_count = match plan.method {
+            Method::PhaseShift if bands.banded() => plan.levels.len(),
+            Method::PhaseShift => launch_sizes.iter().copied().max().unwrap_or(1),
+            Method::Stolt => plan.stolt.as_ref().map_or(1, |g| g.nz_fft),
+            Method::SplitStep => 1,
+        };
+        let work = e.gpu.alloc::<u8>(work_bytes.max(1) as usize)?;
+        for p in planes_ffts.values().chain(kz.iter()).chain([&r2c]) {
+            p.bind(&e.compute, work.ptr())?;
+        }
+
+        let gpu = &e.gpu;
+        let spectrum = gpu.alloc::<Cpx>(bands.widest() * nk)?;
+        let landing = (0..RING).map(|_| gpu.alloc::<f32>(chunk_traces * pt)).collect::<Result<Vec<_>>>()?;
+        for l in &landing {
+            // The padding of every row stays zero: copies fill only the first nt samples of a row and the R2C
+            // is out of place.
+            l.zero_async(&e.compute)?;
+        }
+        let half = (0..RING).map(|_| gpu.alloc::<Cpx>(chunk_traces * bins)).collect::<Result<Vec<_>>>()?;
+        let delay: Vec<Cpx> = (0..nw)
+            .map(|iw| {
+                let phase = -plan.omega(iw) * plan.t0;
+                [phase.cos() as f32, phase.sin() as f32]
+            })
+            .collect();
+        let weights: Vec<f32> = (0..nw).map(|iw| plan.weight(iw) as f32).collect();
+        let weights_cpx: Vec<Cpx> = weights.iter().map(|&w| [w, 0.0]).collect();
+        let omega: Vec<f64> = (0..nw).map(|iw| plan.omega(iw)).collect();
+        let products = request
+            .boxes
+            .iter()
+            .map(|b| {
+                let p = gpu.alloc::<f32>(b.len())?;
+                p.zero_async(&e.compute)?;
+                Ok(p)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let planes = gpu.alloc::<Cpx>(plane_count * nk)?;
+        if plan.method == Method::PhaseShift && bands.banded() {
+            planes.zero_async(&e.compute)?;
+        }
+        let products_host = if e.naive {
+            Vec::new()
+        } else {
+            request.boxes.iter().map(|b| gpu.alloc_pinned::<f32>(b.len())).collect::<Result<Vec<_>>>()?
+        };
+        // The clears above ran on the compute stream; the copy stream writes the landing slots next.
+        e.sync(&e.compute)?;
+        Ok(Run {
+            e,
+            plan,
+            request,
+            nk,
+            bins,
+            bands,
+            spectrum,
+            landing,
+            half,
+            delay: DeviceBuffer::from_slice(gpu, &delay)?,
+            k2: DeviceBuffer::from_slice(gpu, &plan.k_squared())?,
+            omega: DeviceBuffer::from_slice(gpu, &omega)?,
+            weight: DeviceBuffer::from_slice(gpu, &weights)?,
+            weight_cpx: DeviceBuffer::from_slice(gpu, &weights_cpx)?,
+            products,
+            products_host: RefCell::new(products_host),
+            planes,
+            ffts: Ffts { r2c, planes: planes_ffts, kz, _work: work },
+            timers: Default::default(),
+        })
+    }
+
+    /// Run `f` on the compute stream as part of stage `name`, timed by device events.
+    fn timed<T>(&self, name: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let (a, b) = (self.e.event()?, self.e.event()?);
+        self.e.record(&a, &self.e.compute)?;
+        let out = f()?;
+        self.e.record(&b, &self.e.compute)?;
+        self.timers.borrow_mut().push((name, a, b));
+        Ok(out)
+    }
+
+    /// Sum the device-timed sections into `stats` (waits for them).
+    fn collect_timers(&self, stats: &mut RunStats) -> Result<()> {
+        for (name, a, b) in self.timers.borrow_mut().drain(..) {
+            stats.add(name, ms(elapsed_ms(&a, &b)?), 0);
+        }
+        Ok(())
+    }
+
+    /// 2-D FFTs of the first `n` planes at `planes`, in place.
+    fn fft_planes(&self, planes: u64, n: usize, forward: bool) -> Result<()> {
+        let p = self.ffts.planes.get(&n).ok_or_else(|| Error::Gpu(format!("no 2-D FFT plan for {n} planes")))?;
+        // SAFETY: `planes` holds at least n planes of nk values.
+        unsafe { p.exec(planes, planes, forward) }
+    }
+
+    pub(super) fn execute(
+        &self,
+        src: &dyn VolumeReader,
+        velocity: &VelocityModel,
+        progress: &dyn Progress,
+        stats: &mut RunStats,
+        staging: &mut [PinnedBuffer<f32>],
+    ) -> Result<Vec<Vec<f32>>> {
+        let e = self.e;
+        let t = Instant::now();
+        let count = self.bands.ranges.len();
+        stats.frequency_bands = count;
+        for (b, band) in self.bands.ranges.iter().enumerate() {
+            if count > 1 {
+                tracing::info!("frequency band {} of {count}: {} frequencies", b + 1, band.len());
+            }
+            // Ingest fills only the data part of each plane; the padding must be zero (for the next band too,
+            // after this one's transforms have filled it).
+            self.spectrum.zero_async(&e.compute)?;
+            if e.naive {
+                self.ingest_naive(src, progress, stats)?;
+            } else {
+                self.ingest(src, band, progress, stats, staging)?;
+            }
+            self.timed("spatial-fft", || self.fft_planes(self.spectrum.ptr(), band.len(), true))?;
+            match self.plan.method {
+                Method::PhaseShift => self.phase_shift(band, progress)?,
+                Method::Stolt => self.stolt(progress)?,
+                Method::SplitStep => self.split_step(band, velocity, progress, stats)?,
+            }
+        }
+        if self.plan.method == Method::PhaseShift && self.bands.banded() {
+            self.image_all_levels()?;
+        }
+        e.sync(&e.compute)?;
+        stats.add("device-compute", t.elapsed(), 0);
+        self.collect_timers(stats)?;
+        if e.naive {
+            self.download_naive(stats)
+        } else {
+            self.download(stats)
+        }
+    }
+
+    /// Read, window, upload and transform the input chunk by chunk, overlapping the three, keeping the
+    /// frequencies of `band`.
+    fn ingest(
+        &self,
+        src: &dyn VolumeReader,
+        band: &Range<usize>,
+        progress: &dyn Progress,
+        stats: &mut RunStats,
+        staging: &mut [PinnedBuffer<f32>],
+    ) -> Result<()> {
+        let e = self.e;
+        let plan = self.plan;
+        let [ni, nx, nt] = plan.input.shape();
+        let pt = plan.padded[2];
+        let copied: Vec<CudaEvent> = (0..RING).map(|_| e.gpu.sync_event()).collect::<Result<_>>()?;
+        let transformed: Vec<CudaEvent> = (0..RING).map(|_| e.gpu.sync_event()).collect::<Result<_>>()?;
+        let chunks: Vec<usize> = (0..ni).step_by(plan.ingest_inlines).collect();
+        let timers: Vec<[CudaEvent; 4]> =
+            chunks.iter().map(|_| Ok([e.event()?, e.event()?, e.event()?, e.event()?])).collect::<Result<_>>()?;
+        let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
+        let (mut read_s, mut bytes) = (0.0, 0u64);
+        let wall = Instant::now();
+        progress.begin("read and upload", ni as u64);
+        for (c, &il0) in chunks.iter().enumerate() {
+            cancel::check()?;
+            let slot = c % RING;
+            let il = il0..(il0 + plan.ingest_inlines).min(ni);
+            let traces = il.len() * nx;
+            if c >= RING {
+                // The copy out of this staging buffer (chunk c − RING) must be over before we refill it.
+                check("waiting for a staging buffer", copied[slot].synchronize())?;
+            }
+            let host = &mut staging[slot].as_mut_slice_unsynced()[..traces * nt];
+            let t = Instant::now();
+            window::read_conditioned(src, il.clone(), host, &conditioner)?;
+            conditioner.check(src)?;
+            read_s += t.elapsed().as_secs_f64();
+
+            let [c0, c1, f0, f1] = &timers[c];
+            if c >= RING {
+                e.wait(&e.copy_in, &transformed[slot])?;
+            }
+            e.record(c0, &e.copy_in)?;
+            // SAFETY: the staging buffer holds `traces` rows of nt floats and stays untouched until
+            // `copied[slot]` completes; the landing slot holds chunk_traces rows of pt floats.
+            unsafe {
+                let from = Source::Host(staging[slot].host_ptr());
+                copy_2d(self.landing[slot].ptr(), pt * 4, from, nt * 4, nt * 4, traces, &e.copy_in)?;
+            }
+            e.record(c1, &e.copy_in)?;
+            e.record(&copied[slot], &e.copy_in)?;
+            bytes += (traces * nt * 4) as u64;
+
+            e.wait(&e.compute, &copied[slot])?;
+            e.record(f0, &e.compute)?;
+            // SAFETY: landing and half slots are laid out as the R2C plan says (chunk_traces rows); rows past
+            // `traces` in a last, partial chunk are transformed but never read.
+            unsafe { self.ffts.r2c.exec(self.landing[slot].ptr(), self.half[slot].ptr(), true)? };
+            self.band_transpose(slot, traces, il0, band)?;
+            e.record(f1, &e.compute)?;
+            e.record(&transformed[slot], &e.compute)?;
+            progress.advance(il.len() as u64);
+        }
+        e.sync(&e.compute)?;
+        progress.finish();
+        let (mut h2d_ms, mut fft_ms) = (0.0, 0.0);
+        for [c0, c1, f0, f1] in &timers {
+            h2d_ms += elapsed_ms(c0, c1)?;
+            fft_ms += elapsed_ms(f0, f1)?;
+        }
+        stats.add("read", secs(read_s), bytes);
+        stats.nonfinite_samples += conditioner.check(src)?;
+        stats.add("h2d", ms(h2d_ms), bytes);
+        stats.add("time-fft", ms(fft_ms), 0);
+        stats.add("ingest", wall.elapsed(), bytes);
+        stats.host_to_device_bytes += bytes;
+        Ok(())
+    }
+
+    /// The naive ingest: read everything, window everything, one pageable upload, then transform.
+    fn ingest_naive(&self, src: &dyn VolumeReader, progress: &dyn Progress, stats: &mut RunStats) -> Result<()> {
+        let e = self.e;
+        let plan = self.plan;
+        let [ni, nx, nt] = plan.input.shape();
+        let pt = plan.padded[2];
+        let wall = Instant::now();
+        let t = Instant::now();
+        let mut host = vec![0.0f32; ni * nx * nt];
+        let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
+        window::read_conditioned(src, 0..ni, &mut host, &conditioner)?;
+        stats.nonfinite_samples += conditioner.check(src)?;
+        stats.add("read", t.elapsed(), (host.len() * 4) as u64);
+        let raw = e.gpu.alloc::<f32>(host.len())?;
+        let t = Instant::now();
+        device::upload_pageable(&raw, &host)?;
+        let bytes = (host.len() * 4) as u64;
+        stats.add("h2d", t.elapsed(), bytes);
+        stats.host_to_device_bytes += bytes;
+        drop(host);
+        let band = 0..plan.n_omega();
+        progress.begin("transform", ni as u64);
+        for il0 in (0..ni).step_by(plan.ingest_inlines) {
+            let il = il0..(il0 + plan.ingest_inlines).min(ni);
+            let traces = il.len() * nx;
+            // SAFETY: `raw` holds the whole volume; the landing slot holds chunk_traces rows of pt floats.
+            unsafe {
+                let from = Source::Device(raw.ptr_at(il0 * nx * nt));
+                copy_2d(self.landing[0].ptr(), pt * 4, from, nt * 4, nt * 4, traces, &e.compute)?;
+            }
+            self.timed("time-fft", || {
+                // SAFETY: as in `ingest`.
+                unsafe { self.ffts.r2c.exec(self.landing[0].ptr(), self.half[0].ptr(), true)? };
+                self.band_transpose(0, traces, il0, &band)
+            })?;
+            progress.advance(il.len() as u64);
+        }
+        e.sync(&e.compute)?;
+        progress.finish();
+        stats.add("ingest", wall.elapsed(), bytes);
+        Ok(())
+    }
+
+    /// Move the frequencies `band` of the R2C output in half-spectrum slot `slot` (`traces` traces from
+    /// inline `il0`) into the spectrum.
+    fn band_transpose(&self, slot: usize, traces: usize, il0: usize, band: &Range<usize>) -> Result<()> {
+        let plan = self.plan;
+        let tile = 32u32;
+        let cfg = LaunchConfig {
+            grid_dim: ((band.len() as u32).div_ceil(tile), (traces as u32).div_ceil(tile), 1),
+            block_dim: (tile, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        self.e.launch(
+            &self.e.compute,
+            "band_transpose",
+            cfg,
+            &[
+                Arg::Ptr(self.half[slot].ptr()),
+                Arg::Ptr(self.spectrum.ptr()),
+                Arg::Ptr(self.delay.ptr_at(band.start)),
+                Arg::I32(traces as i32),
+                Arg::I32(self.bins as i32),
+                Arg::I32((plan.band.first + band.start) as i32),
+                Arg::I32(band.len() as i32),
+                Arg::I32(plan.input.shape()[1] as i32),
+                Arg::I32(il0 as i32),
+                Arg::I32(plan.padded[0] as i32),
+                Arg::I32(plan.padded[1] as i32),
+            ],
+        )
+    }
+
+    /// Multiply the first `n` planes of the spectrum by `factor[0..n]`.
+    fn scale_spectrum(&self, factor: u64, n: usize) -> Result<()> {
+        self.e.launch(
+            &self.e.compute,
+            "scale_planes",
+            grid_1d(n * self.nk, 256),
+            &[Arg::Ptr(self.spectrum.ptr()), Arg::Ptr(factor), Arg::I32(n as i32), Arg::I32(self.nk as i32)],
+        )
+    }
+
+    /// Add every box's levels held by `planes` (plane `slot` = level `slot_levels[slot]`) into the products.
+    fn gather(&self, planes: u64, slot_levels: &DeviceBuffer<i32>, levels: &[usize], scale: f64) -> Result<()> {
+        let [pi, px, _] = self.plan.padded;
+        for (b, product) in self.request.boxes.iter().zip(&self.products) {
+            if !levels.iter().any(|l| b.s.contains(l)) {
+                continue;
+            }
+            let pixels = b.il.len() * b.xl.len();
+            let cfg = LaunchConfig {
+                grid_dim: (pixels.div_ceil(256).clamp(1, 4096) as u32, levels.len().clamp(1, 65535) as u32, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            self.e.launch(
+                &self.e.compute,
+                "gather_box",
+                cfg,
+                &[
+                    Arg::Ptr(planes),
+                    Arg::Ptr(slot_levels.ptr()),
+                    Arg::I32(levels.len() as i32),
+                    Arg::I32(pi as i32),
+                    Arg::I32(px as i32),
+                    Arg::Ptr(product.ptr()),
+                    Arg::I32(b.il.start as i32),
+                    Arg::I32(b.il.len() as i32),
+                    Arg::I32(b.xl.start as i32),
+                    Arg::I32(b.xl.len() as i32),
+                    Arg::I32(b.s.start as i32),
+                    Arg::I32(b.s.len() as i32),
+                    Arg::F32(scale as f32),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Phase shift of one band. Whole: each launch's k-domain images are imaged right away. Banded: every
+    /// level's k-domain image collects the bands; [`Run::image_all_levels`] images them after the last.
+    fn phase_shift(&self, band: &Range<usize>, progress: &dyn Progress) -> Result<()> {
+        let e = self.e;
+        let plan = self.plan;
+        let banded = self.bands.banded();
+        let (max, rolloff) = dip_args(plan);
+        // The imaging weights (1 or 2: exact) go into the field once, so the kernel's imaging is a plain sum.
+        self.timed("migrate", || self.scale_spectrum(self.weight_cpx.ptr_at(band.start), band.len()))?;
+        progress.begin("phase shift", plan.levels.len() as u64);
+        let mut first_slot = 0;
+        for launch in phase_shift_launches(plan) {
+            cancel::check()?;
+            let segs = DeviceBuffer::from_slice(&e.gpu, &launch.segments)?;
+            let slot_velocity = DeviceBuffer::from_slice(&e.gpu, &launch.slot_velocity)?;
+            let n_slots = launch.slot_levels.len();
+            let kimg = if banded { self.planes.ptr_at(first_slot * self.nk) } else { self.planes.ptr() };
+            let cfg = LaunchConfig {
+                grid_dim: ((self.nk as u32).div_ceil(PS_LANES), 1, 1),
+                block_dim: (PS_LANES, PS_WARPS, 1),
+                shared_mem_bytes: (n_slots * PS_LANES as usize * 8) as u32,
+            };
+            self.timed("migrate", || {
+                e.launch(
+                    &e.compute,
+                    "phase_shift_block",
+                    cfg,
+                    &[
+                        Arg::Ptr(self.spectrum.ptr()),
+                        Arg::Ptr(kimg),
+                        Arg::Ptr(self.k2.ptr()),
+                        Arg::Ptr(self.omega.ptr_at(band.start)),
+                        Arg::I32(band.len() as i32),
+                        Arg::I32(self.nk as i32),
+                        Arg::Ptr(segs.ptr()),
+                        Arg::I32(launch.segments.len() as i32),
+                        Arg::Ptr(slot_velocity.ptr()),
+                        Arg::I32(n_slots as i32),
+                        Arg::F32(max),
+                        Arg::F32(rolloff),
+                        Arg::I32(banded as i32),
+                    ],
+                )
+            })?;
+            if !banded {
+                let ids: Vec<i32> = launch.slot_levels.iter().map(|&l| l as i32).collect();
+                let ids = DeviceBuffer::from_slice(&e.gpu, &ids)?;
+                self.timed("inverse-fft", || self.fft_planes(self.planes.ptr(), n_slots, false))?;
+                self.timed("gather", || self.gather(self.planes.ptr(), &ids, &launch.slot_levels, plan.image_scale()))?;
+                // The small tables of this launch must outlive the kernels that read them.
+                e.sync(&e.compute)?;
+            } else {
+                e.sync(&e.compute)?;
+            }
+            first_slot += n_slots;
+            progress.advance(n_slots as u64);
+        }
+        progress.finish();
+        Ok(())
+    }
+
+    /// After the last band of a banded phase shift: image every level from its summed k-domain image.
+    fn image_all_levels(&self) -> Result<()> {
+        let levels: Vec<usize> = self.plan.levels.iter().map(|l| l.index).collect();
+        let ids: Vec<i32> = levels.iter().map(|&l| l as i32).collect();
+        let ids = DeviceBuffer::from_slice(&self.e.gpu, &ids)?;
+        self.timed("inverse-fft", || self.fft_planes(self.planes.ptr(), levels.len(), false))?;
+        self.timed("gather", || self.gather(self.planes.ptr(), &ids, &levels, self.plan.image_scale()))?;
+        self.e.sync(&self.e.compute)
+    }
+
+    fn stolt(&self, progress: &dyn Progress) -> Result<()> {
+        let e = self.e;
+        let plan = self.plan;
+        let nw = plan.n_omega();
+        let grid = plan.stolt.as_ref().expect("checked in Run::new");
+        let (max, rolloff) = dip_args(plan);
+        progress.begin("stolt", plan.levels.len() as u64);
+        // Centre the record on t = 0 (see src/imaging/stolt.rs): every plane times exp(+iω t_c).
+        let centring: Vec<Cpx> = (0..nw)
+            .map(|iw| {
+                let ph = plan.omega(iw) * grid.time_centre;
+                [ph.cos() as f32, ph.sin() as f32]
+            })
+            .collect();
+        let centring = DeviceBuffer::from_slice(&e.gpu, &centring)?;
+        self.timed("migrate", || self.scale_spectrum(centring.ptr(), nw))?;
+        let step = if nw > 1 { plan.omega(1) - plan.omega(0) } else { 1.0 };
+        let cfg = LaunchConfig {
+            grid_dim: ((self.nk as u32).div_ceil(128), grid.nz_fft.min(65535) as u32, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        self.timed("migrate", || {
+            e.launch(
+                &e.compute,
+                "stolt_remap",
+                cfg,
+                &[
+                    Arg::Ptr(self.spectrum.ptr()),
+                    Arg::Ptr(self.planes.ptr()),
+                    Arg::Ptr(self.k2.ptr()),
+                    Arg::I32(nw as i32),
+                    Arg::I32(self.nk as i32),
+                    Arg::I32(grid.nz_fft as i32),
+                    Arg::F64(plan.omega(0)),
+                    Arg::F64(step),
+                    Arg::F64(grid.velocity),
+                    Arg::F64(grid.dkz),
+                    Arg::F64(grid.time_centre),
+                    Arg::I32(matches!(grid.interpolation, crate::imaging::StoltInterpolation::Sinc) as i32),
+                    Arg::F32(max),
+                    Arg::F32(rolloff),
+                ],
+            )
+        })?;
+        // The inverse FFT over kz turns line m into depth level m, as the CPU's per-column FFT does.
+        let kz = self.ffts.kz.as_ref().expect("a Stolt run has a kz plan");
+        // SAFETY: planes holds nz_fft planes of nk values, laid out as the "kz" plan says.
+        self.timed("inverse-fft", || unsafe { kz.exec(self.planes.ptr(), self.planes.ptr(), false) })?;
+        let levels: Vec<usize> = (0..=plan.last_level()).collect();
+        self.timed("inverse-fft", || self.fft_planes(self.planes.ptr(), levels.len(), false))?;
+        let ids: Vec<i32> = levels.iter().map(|&l| l as i32).collect();
+        let ids = DeviceBuffer::from_slice(&e.gpu, &ids)?;
+        self.timed("gather", || self.gather(self.planes.ptr(), &ids, &levels, plan.image_scale()))?;
+        e.sync(&e.compute)?;
+        progress.advance(plan.levels.len() as u64);
+        progress.finish();
+        Ok(())
+    }
+
+    /// Split-step of one band: every requested pixel adds the band's share of its image.
+    fn split_step(
+        &self,
+        band: &Range<usize>,
+        velocity: &VelocityModel,
+        progress: &dyn Progress,
+        stats: &mut RunStats,
+    ) -> Result<()> {
+        let e = self.e;
+        let plan = self.plan;
+        let (nw, nk) = (band.len(), self.nk);
+        let [ni, nx, _] = plan.input.shape();
+        let [_, px, pt] = plan.padded;
+        let dz = plan.depth.step;
+        let (max, rolloff) = dip_args(plan);
+        let (omega, weight) = (self.omega.ptr_at(band.start), self.weight.ptr_at(band.start));
+
+        // Into space, normalised (as the CPU engine does before its depth loop).
+        self.timed("spatial-fft", || self.fft_planes(self.spectrum.ptr(), nw, false))?;
+        let norm = DeviceBuffer::from_slice(&e.gpu, &vec![[1.0 / nk as f32, 0.0f32]; nw])?;
+        self.scale_spectrum(norm.ptr(), nw)?;
+
+        let lateral = plan.lateral_velocity;
+        let mut lens_host: Vec<PinnedBuffer<f32>> =
+            if lateral { (0..2).map(|_| e.gpu.alloc_pinned::<f32>(nk)).collect::<Result<_>>()? } else { Vec::new() };
+        let lens_dev: Vec<DeviceBuffer<f32>> =
+            if lateral { (0..2).map(|_| e.gpu.alloc::<f32>(nk)).collect::<Result<_>>()? } else { Vec::new() };
+        let lens_ready: Vec<CudaEvent> = (0..2).map(|_| e.gpu.sync_event()).collect::<Result<_>>()?;
+        let lens_used: Vec<CudaEvent> = (0..2).map(|_| e.gpu.sync_event()).collect::<Result<_>>()?;
+        let mut slowness = vec![0.0f32; if lateral { ni * nx } else { 0 }];
+        let mut level_ids: HashMap<usize, DeviceBuffer<i32>> = HashMap::new();
+
+        let image_level = |level: usize, lens: u64, level_ids: &mut HashMap<usize, DeviceBuffer<i32>>| -> Result<()> {
+            let wanted = self.request.boxes.iter().any(|b| b.s.contains(&level));
+            if lens == 0 && !wanted {
+                return Ok(());
+            }
+            self.timed("migrate", || {
+                e.launch(
+                    &e.compute,
+                    "split_step_lens_image",
+                    grid_1d(nk, 256),
+                    &[
+                        Arg::Ptr(self.spectrum.ptr()),
+                        Arg::Ptr(lens),
+                        Arg::Ptr(omega),
+                        Arg::Ptr(weight),
+                        Arg::I32(nw as i32),
+                        Arg::I32(nk as i32),
+                        Arg::Ptr(if wanted { self.planes.ptr() } else { 0 }),
+                    ],
+                )
+            })?;
+            if wanted {
+                let ids = match level_ids.entry(level) {
+                    std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(DeviceBuffer::from_slice(&e.gpu, &[level as i32])?)
+                    }
+                };
+                // Split-step's planes are normalised laterally already: only the time normalisation remains.
+                self.timed("gather", || self.gather(self.planes.ptr(), ids, &[level], 1.0 / pt as f64))?;
+            }
+            Ok(())
+        };
+        image_level(0, 0, &mut level_ids)?;
+
+        progress.begin("split-step", plan.step_velocity.len() as u64);
+        let mut lens_bytes = 0u64;
+        for (j, &v_ref) in plan.step_velocity.iter().enumerate() {
+            cancel::check()?;
+            let mut lens_ptr = 0;
+            if lateral {
+                let slot = j % 2;
+                if j >= 2 {
+                    check("waiting for a lens buffer", lens_used[slot].synchronize())?;
+                }
+                velocity.slowness_slice((j as f64 + 0.5) * dz, &mut slowness);
+                let s0 = 2.0 / v_ref;
+                let host = lens_host[slot].as_mut_slice_unsynced();
+                host.fill(0.0);
+                for (row, s) in slowness.chunks(nx).enumerate() {
+                    for (l, &s) in host[row * px..row * px + nx].iter_mut().zip(s) {
+                        *l = ((2.0 * s as f64 - s0) * dz) as f32;
+                    }
+                }
+                lens_dev[slot].upload_async(0, &lens_host[slot], nk, &e.copy_in)?;
+                e.record(&lens_ready[slot], &e.copy_in)?;
+                e.wait(&e.compute, &lens_ready[slot])?;
+                lens_bytes += (nk * 4) as u64;
+                lens_ptr = lens_dev[slot].ptr();
+            }
+            self.timed("spatial-fft", || self.fft_planes(self.spectrum.ptr(), nw, true))?;
+            self.timed("migrate", || {
+                e.launch(
+                    &e.compute,
+                    "split_step_shift",
+                    grid_1d(nw * nk, 256),
+                    &[
+                        Arg::Ptr(self.spectrum.ptr()),
+                        Arg::Ptr(self.k2.ptr()),
+                        Arg::Ptr(omega),
+                        Arg::I32(nw as i32),
+                        Arg::I32(nk as i32),
+                        Arg::F64(v_ref),
+                        Arg::F64(dz),
+                        Arg::F32(1.0 / nk as f32),
+                        Arg::F32(max),
+                        Arg::F32(rolloff),
+                    ],
+                )
+            })?;
+            self.timed("inverse-fft", || self.fft_planes(self.spectrum.ptr(), nw, false))?;
+            image_level(j + 1, lens_ptr, &mut level_ids)?;
+            if lateral {
+                e.record(&lens_used[j % 2], &e.compute)?;
+            }
+            progress.advance(1);
+        }
+        e.sync(&e.compute)?;
+        progress.finish();
+        stats.host_to_device_bytes += lens_bytes;
+        if lens_bytes > 0 {
+            stats.add("h2d-velocity", Duration::ZERO, lens_bytes);
+        }
+        Ok(())
+    }
+
+    /// Pull the products back: only the requested boxes cross the bus.
+    fn download(&self, stats: &mut RunStats) -> Result<Vec<Vec<f32>>> {
+        let e = self.e;
+        let ready = e.gpu.sync_event()?;
+        e.record(&ready, &e.compute)?;
+        e.wait(&e.copy_out, &ready)?;
+        let (d0, d1) = (e.event()?, e.event()?);
+        e.record(&d0, &e.copy_out)?;
+        let mut pinned = self.products_host.borrow_mut();
+        let mut bytes = 0u64;
+        for (p, host) in self.products.iter().zip(pinned.iter_mut()) {
+            p.download_async(0, host, p.len(), &e.copy_out)?;
+            bytes += (p.len() * 4) as u64;
+        }
+        e.record(&d1, &e.copy_out)?;
+        stats.add("d2h", ms(elapsed_ms(&d0, &d1)?), bytes);
+        stats.device_to_host_bytes += bytes;
+        Ok(pinned.iter().map(|p| p.as_slice_unsynced().to_vec()).collect())
+    }
+
+    /// The naive download: every product into pageable memory, one synchronous copy each.
+    fn download_naive(&self, stats: &mut RunStats) -> Result<Vec<Vec<f32>>> {
+        let t = Instant::now();
+        let mut out = Vec::with_capacity(self.products.len());
+        let mut bytes = 0u64;
+        for p in &self.products {
+            let mut host = vec![0.0f32; p.len()];
+            device::download_pageable(&mut host, p)?;
+            bytes += (p.len() * 4) as u64;
+            out.push(host);
+        }
+        stats.add("d2h", t.elapsed(), bytes);
+        stats.device_to_host_bytes += bytes;
+        Ok(out)
+    }
+}
+
+/// The FFT plans of a run: the R2C along traces, one 2-D plan per batch size it uses (the bands, the
+/// phase-shift launches or all levels, Stolt's levels), and Stolt's kz plan.
+fn make_ffts(
+    plan: &Plan,
+    bands: &Bands,
+    launch_sizes: &[usize],
+    chunk_traces: usize,
+) -> Result<(fft::Plan, HashMap<usize, fft::Plan>, Option<fft::Plan>)> {
+    let [pi, px, pt] = plan.padded;
+    let nk = plan.nk();
+    let bins = pt / 2 + 1;
+    let r2c =
+        fft::Plan::new(fft::Kind::R2C, &Layout::contiguous(&[pt as i64], pt as i64, bins as i64, chunk_traces as i64))?;
+    let mut batches: Vec<usize> = bands.ranges.iter().map(|r| r.len()).collect();
+    match plan.method {
+        Method::PhaseShift if bands.banded() => batches.push(plan.levels.len()),
+        Method::PhaseShift => batches.extend(launch_sizes),
+        Method::Stolt => batches.push(plan.last_level() + 1),
+        Method::SplitStep => {}
+    }
+    let mut planes = HashMap::new();
+    for b in batches {
+        if let std::collections::hash_map::Entry::Vacant(v) = planes.entry(b) {
+            v.insert(fft::Plan::new(
+                fft::Kind::C2C,
+                &Layout::contiguous(&[pi as i64, px as i64], nk as i64, nk as i64, b as i64),
+            )?);
+        }
+    }
+    let kz = match &plan.stolt {
+        Some(grid) => {
+            let n = grid.nz_fft as i64;
+            let layout = Layout {
+                n: vec![n],
+                inembed: vec![n],
+                istride: nk as i64,
+                idist: 1,
+                onembed: vec![n],
+                ostride: nk as i64,
+                odist: 1,
+                batch: nk as i64,
+            };
+            Some(fft::Plan::new(fft::Kind::C2C, &layout)?)
+        }
+        None => None,
+    };
+    Ok((r2c, planes, kz))
+}
+
+fn ms(v: f64) -> Duration {
+    Duration::from_secs_f64(v / 1000.0)
+}
+
+fn secs(v: f64) -> Duration {
+    Duration::from_secs_f64(v)
+}
+
+/// The dip limit as the kernels take it: (max angle, roll-off) in radians, or (−1, 0) for none.
+fn dip_args(plan: &Plan) -> (f32, f32) {
+    match plan.dip_limit {
+        Some(max) => (max as f32, formulas::DIP_ROLLOFF_DEG.to_radians().min(max) as f32),
+        None => (-1.0, 0.0),
+    }
+}
+
+/// A launch of the phase-shift kernel: the segments from the previous launch's last level down to this
+/// one's, with slots renumbered from 0.
+struct PsBlock {
+    /// `Segment` as kernels/phase_shift.cu lays it out, 32 bytes: velocity and thickness (f64), 2/v and
+    /// thickness/π (f32), slot (−1: none) and flags (i32).
+    segments: Vec<[u64; 4]>,
+    slot_levels: Vec<usize>,
+    slot_velocity: Vec<f32>,
+}
+
+/// Flags of a kernel `Segment` (SEG_NEW_FACTORS, SEG_EXACT, SEG_MOVES in kernels/phase_shift.cu).
+const SEG_NEW_FACTORS: u32 = 1;
+const SEG_EXACT: u32 = 2;
+const SEG_MOVES: u32 = 4;
+/// Stretches thicker than this (m) take the kernel's double-precision path: their phase (kz × thickness)
+/// is too large for float to carry with 1e-5 rad accuracy.
+const FLOAT_MAX_THICKNESS: f64 = 40.0;
+
+impl PsBlock {
+    fn new() -> Self {
+        PsBlock { segments: Vec::new(), slot_levels: Vec::new(), slot_velocity: Vec::new() }
+    }
+}
+
+/// The plan's blocks cut so that no launch images more than [`PS_MAX_SLOTS`] levels.
+fn phase_shift_launches(plan: &Plan) -> Vec<PsBlock> {
+    let mut out = Vec::new();
+    for (b, block) in plan.blocks.iter().enumerate() {
+        let levels = &plan.levels[block.clone()];
+        let mut cur = PsBlock::new();
+        // The factors a launch last computed: a stretch with the same ones reuses them.
+        let mut last: Option<(f64, f64)> = None;
+        for s in plan.segments(b) {
+            let slot = s.slot.map(|i| {
+                cur.slot_levels.push(levels[i].index);
+                cur.slot_velocity.push(levels[i].velocity as f32);
+                (cur.slot_levels.len() - 1) as i32
+            });
+            let mut flags = if s.thickness > 0.0 { SEG_MOVES } else { 0 };
+            if s.thickness > 0.0 && last != Some((s.velocity, s.thickness)) {
+                flags |= SEG_NEW_FACTORS;
+                last = Some((s.velocity, s.thickness));
+            }
+            if s.thickness > FLOAT_MAX_THICKNESS {
+                flags |= SEG_EXACT;
+            }
+            cur.segments.push(encode(&s, slot.unwrap_or(-1), flags));
+            if cur.slot_levels.len() == PS_MAX_SLOTS {
+                out.push(std::mem::replace(&mut cur, PsBlock::new()));
+                last = None;
+            }
+        }
+        if !cur.slot_levels.is_empty() {
+            out.push(cur);
+        }
+    }
+    out
+}
+
+fn encode(s: &Segment, slot: i32, flags: u32) -> [u64; 4] {
+    let slowness2 = (2.0 / s.velocity) as f32;
+    let phase_scale = (s.thickness / std::f64::consts::PI) as f32;
+    [
+        s.velocity.to_bits(),
+        s.thickness.to_bits(),
+        slowness2.to_bits() as u64 | (phase_scale.to_bits() as u64) << 32,
+        slot as u32 as u64 | (flags as u64) << 32,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::imaging::{image_geometry, ImagingParams};
+    use crate::velocity::{Interpolation, VelocityTable};
+    use crate::volume::{Domain, Geometry, LineAxis, SampleAxis};
+    use crate::window::WindowParams;
+
+    /// The launches of a plan carry every segment and image every planned level once, in order, with no
+    /// launch over the shared-memory limit.
+    #[test]
+    fn phase_shift_launches_cover_the_plan() {
+        let g = Geometry::regular(
+            LineAxis::new(1, 1, 8),
+            LineAxis::new(1, 1, 8),
+            SampleAxis { origin: 0.0, step: 4.0, len: 200, domain: Domain::Time },
+        );
+        let velocity = VelocityModel::Table(
+            VelocityTable::new(vec![0.0, 300.0, 900.0], vec![1500.0, 2000.0, 2600.0], Interpolation::Linear).unwrap(),
+        );
+        let params = ImagingParams { dz: 5.0, zmax: Some(1500.0), levels_per_block: Some(200), ..Default::default() };
+        let image = image_geometry(&g, &params, &velocity).unwrap();
+        let plan =
+            Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &velocity, &ImageRequest::whole(&image))
+                .unwrap();
+        let launches = phase_shift_launches(&plan);
+        let levels: Vec<usize> = launches.iter().flat_map(|b| b.slot_levels.iter().copied()).collect();
+        assert_eq!(levels, plan.levels.iter().map(|l| l.index).collect::<Vec<_>>());
+        assert!(launches.iter().all(|b| b.slot_levels.len() <= PS_MAX_SLOTS));
+        assert!(launches.len() > plan.blocks.len(), "blocks of 200 levels must be cut");
+        let thickness: f64 = launches.iter().flat_map(|b| &b.segments).map(|s| f64::from_bits(s[1])).sum();
+        assert!((thickness - plan.last_level() as f64 * 5.0).abs() < 1e-3, "{thickness}");
+        for b in &launches {
+            let slots: Vec<i32> = b.segments.iter().map(|s| s[3] as u32 as i32).filter(|&s| s >= 0).collect();
+            // the first stretch of every launch computes its factors (they start as 1)
+            let first = b.segments.iter().find(|s| f64::from_bits(s[1]) > 0.0).expect("a stretch");
+            assert_eq!((first[3] >> 32) as u32 & SEG_NEW_FACTORS, SEG_NEW_FACTORS);
+            assert_eq!(slots, (0..b.slot_levels.len() as i32).collect::<Vec<_>>());
+        }
+    }
+}
