@@ -19,3 +19,114 @@ impl Progress for Silent {
     fn advance(&self, _n: u64) {}
     fn finish(&self) {}
 }
+
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A bar on an interactive terminal, log lines in a batch log, nothing with `quiet`.
+pub fn for_stderr(quiet: bool) -> Box<dyn Progress> {
+    if quiet {
+        Box::new(Silent)
+    } else if std::io::stderr().is_terminal() {
+        Box::new(Bar::default())
+    } else {
+        Box::new(LogLines::new(Duration::from_secs(30)))
+    }
+}
+
+/// An indicatif progress bar per stage.
+#[derive(Default)]
+pub struct Bar {
+    bar: Mutex<Option<indicatif::ProgressBar>>,
+}
+
+impl Progress for Bar {
+    fn begin(&self, stage: &str, total: u64) {
+        let bar = indicatif::ProgressBar::new(total);
+        let style =
+            indicatif::ProgressStyle::with_template("{msg:>14} [{bar:40}] {percent:>3}% {elapsed_precise} (eta {eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> ");
+        bar.set_style(style);
+        bar.set_message(stage.to_string());
+        if let Some(old) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).replace(bar) {
+            old.finish_and_clear();
+        }
+    }
+
+    fn advance(&self, n: u64) {
+        if let Some(b) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            b.inc(n);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// A log line when a stage starts, at most every `interval` while it runs, and when it ends: what a batch
+/// log on a cluster should show.
+pub struct LogLines {
+    interval: Duration,
+    state: Mutex<LogState>,
+    done: AtomicU64,
+}
+
+struct LogState {
+    stage: String,
+    total: u64,
+    started: Instant,
+    last: Instant,
+}
+
+impl LogLines {
+    pub fn new(interval: Duration) -> Self {
+        let now = Instant::now();
+        LogLines {
+            interval,
+            state: Mutex::new(LogState { stage: String::new(), total: 0, started: now, last: now }),
+            done: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Progress for LogLines {
+    fn begin(&self, stage: &str, total: u64) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        *s = LogState { stage: stage.to_string(), total, started: now, last: now };
+        self.done.store(0, Ordering::Relaxed);
+        tracing::debug!("{stage}: started ({total} steps)");
+    }
+
+    fn advance(&self, n: u64) {
+        let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
+        let Ok(mut s) = self.state.try_lock() else { return };
+        if s.last.elapsed() >= self.interval {
+            s.last = Instant::now();
+            let pct = if s.total > 0 { 100.0 * done as f64 / s.total as f64 } else { 0.0 };
+            tracing::info!(
+                "{}: {done}/{} ({pct:.0} %) after {:.0} s",
+                s.stage,
+                s.total,
+                s.started.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    fn finish(&self) {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let took = s.started.elapsed();
+        // Short stages say nothing at the default level; a batch log only needs what takes time.
+        if took >= Duration::from_secs(2) {
+            tracing::info!("{}: done in {:.1} s", s.stage, took.as_secs_f64());
+        } else {
+            tracing::debug!("{}: done in {:.3} s", s.stage, took.as_secs_f64());
+        }
+    }
+}

@@ -1,1 +1,431 @@
-//! (being written)
+//! Velocity models: constant, a v(z) table, or a 3-D grid read from a SEG-Y / HDF5 file on the input's
+//! lateral grid.
+//!
+//! Velocities here are true interval velocities of the medium, in m/s. The exploding-reflector halving
+//! (`ve = v / 2`) is the imaging code's business, not the model's.
+
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Location, Result};
+use crate::io::InputOptions;
+use crate::volume::{Domain, Geometry, VolumeReader};
+
+/// How a v(z) table is read between its nodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interpolation {
+    /// Straight lines between nodes (a smooth gradient model).
+    #[default]
+    Linear,
+    /// Each node's velocity holds from its depth down to the next node (a layered model).
+    Step,
+}
+
+/// A velocity that depends on depth only, given at nodes. Above the first node the first velocity holds,
+/// below the last node the last.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VelocityTable {
+    depths: Vec<f64>,
+    velocities: Vec<f64>,
+    interpolation: Interpolation,
+}
+
+impl VelocityTable {
+    pub fn new(depths: Vec<f64>, velocities: Vec<f64>, interpolation: Interpolation) -> Result<Self> {
+        let bad = |m: String| Err(Error::config("velocity", Location::File, m));
+        if depths.is_empty() || depths.len() != velocities.len() {
+            return bad(format!(
+                "a velocity table needs as many depths as velocities, at least one ({} depths, {} velocities)",
+                depths.len(),
+                velocities.len()
+            ));
+        }
+        if let Some(w) = depths.windows(2).find(|w| !(w[0] < w[1] && w[1].is_finite())) {
+            return bad(format!("table depths must increase strictly ({} m is followed by {} m)", w[0], w[1]));
+        }
+        if let Some(z) = depths.iter().find(|z| !z.is_finite()) {
+            return bad(format!("table depth {z} is not a number"));
+        }
+        if let Some(v) = velocities.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
+            return bad(format!("table velocity {v} m/s is not a positive number"));
+        }
+        Ok(VelocityTable { depths, velocities, interpolation })
+    }
+
+    pub fn at(&self, z: f64) -> f64 {
+        let (d, v) = (&self.depths, &self.velocities);
+        // index of the first node deeper than z
+        let i = d.partition_point(|&node| node <= z);
+        if i == 0 {
+            return v[0];
+        }
+        if i == d.len() {
+            return v[d.len() - 1];
+        }
+        match self.interpolation {
+            Interpolation::Step => v[i - 1],
+            Interpolation::Linear => {
+                let f = (z - d[i - 1]) / (d[i] - d[i - 1]);
+                v[i - 1] + f * (v[i] - v[i - 1])
+            }
+        }
+    }
+
+    pub fn range(&self) -> (f64, f64) {
+        let lo = self.velocities.iter().cloned().fold(f64::INFINITY, f64::min);
+        let hi = self.velocities.iter().cloned().fold(0.0, f64::max);
+        (lo, hi)
+    }
+}
+
+/// A 3-D velocity model on the input's lateral grid, sampled in depth on its own axis. Between depth
+/// samples it is interpolated linearly; above and below the axis the first and last samples hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VelocityGrid {
+    geometry: Geometry,
+    data: Vec<f32>,
+}
+
+impl VelocityGrid {
+    /// A grid from values in `[il][xl][depth]` order. `name` says where they came from, for errors.
+    pub fn new(geometry: Geometry, data: Vec<f32>, name: &str) -> Result<Self> {
+        if geometry.samples.domain != Domain::Depth {
+            return Err(Error::Request(format!(
+                "velocity model {name}: its trace axis is {} in {}; a depth model (m) is needed",
+                geometry.samples.domain.axis_name(),
+                geometry.samples.domain.unit()
+            )));
+        }
+        if data.len() != geometry.n_values() {
+            return Err(Error::Request(format!(
+                "velocity model {name}: {} values for a {:?} grid",
+                data.len(),
+                geometry.shape()
+            )));
+        }
+        let ns = geometry.samples.len;
+        if let Some((t, s, v)) = data
+            .par_chunks(ns)
+            .enumerate()
+            .find_map_first(|(t, tr)| tr.iter().position(|v| !(v.is_finite() && *v > 0.0)).map(|s| (t, s, tr[s])))
+        {
+            let nx = geometry.xlines.len;
+            return Err(Error::Request(format!(
+                "velocity model {name}: velocity {v} m/s at inline {}, crossline {}, depth {} m is not a positive \
+                 number (missing traces must be filled in the model)",
+                geometry.ilines.value(t / nx),
+                geometry.xlines.value(t % nx),
+                geometry.samples.value(s)
+            )));
+        }
+        Ok(VelocityGrid { geometry, data })
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    /// The two depth samples around `z` and the weight of the deeper one.
+    fn bracket(&self, z: f64) -> (usize, usize, f32) {
+        let a = &self.geometry.samples;
+        let f = ((z - a.origin) / a.step).clamp(0.0, (a.len - 1) as f64);
+        let i = f.floor() as usize;
+        (i, (i + 1).min(a.len - 1), (f - i as f64) as f32)
+    }
+
+    /// Slowness `1 / v` at depth `z` of every trace, in `[il][xl]` order.
+    pub fn slowness_slice(&self, z: f64, out: &mut [f32]) {
+        let (i0, i1, w) = self.bracket(z);
+        let ns = self.geometry.samples.len;
+        out.par_iter_mut()
+            .zip(self.data.par_chunks(ns))
+            .for_each(|(s, tr)| *s = 1.0 / (tr[i0] + w * (tr[i1] - tr[i0])));
+    }
+
+    fn laterally_constant(&self) -> bool {
+        let ns = self.geometry.samples.len;
+        let first = &self.data[..ns];
+        self.data.par_chunks(ns).all(|tr| tr.iter().zip(first).all(|(a, b)| (a - b).abs() <= 1e-6 * b))
+    }
+
+    fn range(&self) -> (f64, f64) {
+        let lo = self.data.par_iter().cloned().reduce(|| f32::INFINITY, f32::min);
+        let hi = self.data.par_iter().cloned().reduce(|| 0.0, f32::max);
+        (lo as f64, hi as f64)
+    }
+}
+
+/// The medium the migration propagates through.
+#[derive(Clone, Debug, PartialEq)]
+pub enum VelocityModel {
+    /// One velocity everywhere (m/s).
+    Constant(f64),
+    /// v(z).
+    Table(VelocityTable),
+    /// v(x, y, z) on the input's lateral grid.
+    Grid(VelocityGrid),
+}
+
+/// How a job file describes the velocity (the `[velocity]` table).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum VelocitySpec {
+    /// `kind = "constant", velocity = 2000.0`
+    Constant { velocity: f64 },
+    /// `kind = "table", depths = [...], velocities = [...], interpolation = "linear" | "step"`
+    Table {
+        depths: Vec<f64>,
+        velocities: Vec<f64>,
+        #[serde(default)]
+        interpolation: Interpolation,
+    },
+    /// `kind = "file", path = "vel.sgy"`, with an optional `[velocity.input]` table of reading options.
+    File {
+        path: PathBuf,
+        #[serde(default)]
+        input: InputOptions,
+    },
+}
+
+impl VelocitySpec {
+    /// Build the model; a file model is read and checked against the input's lateral grid.
+    pub fn load(&self, input: &Geometry) -> Result<VelocityModel> {
+        match self {
+            VelocitySpec::Constant { velocity } => VelocityModel::constant(*velocity),
+            VelocitySpec::Table { depths, velocities, interpolation } => {
+                Ok(VelocityModel::Table(VelocityTable::new(depths.clone(), velocities.clone(), *interpolation)?))
+            }
+            VelocitySpec::File { path, input: options } => {
+                let reader = crate::io::open(path, options)?;
+                VelocityModel::from_reader(reader.as_ref(), input)
+            }
+        }
+    }
+}
+
+impl VelocityModel {
+    pub fn constant(v: f64) -> Result<Self> {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(Error::config(
+                "velocity",
+                Location::File,
+                format!("velocity {v} m/s is not a positive number"),
+            ));
+        }
+        Ok(VelocityModel::Constant(v))
+    }
+
+    /// Read a 3-D model whose lateral grid must be the input's (same inline and crossline numbers).
+    pub fn from_reader(reader: &dyn VolumeReader, input: &Geometry) -> Result<Self> {
+        let g = reader.geometry();
+        check_lateral_grid(g, input, &reader.describe())?;
+        let mut data = vec![0.0f32; g.n_values()];
+        reader.read_all(&mut data)?;
+        Ok(VelocityModel::Grid(VelocityGrid::new(g.clone(), data, &reader.describe())?))
+    }
+
+    /// Check that a 3-D model lies on the input's lateral grid (other models fit any grid).
+    pub fn check_grid(&self, input: &Geometry) -> Result<()> {
+        match self {
+            VelocityModel::Grid(g) => check_lateral_grid(&g.geometry, input, "grid"),
+            _ => Ok(()),
+        }
+    }
+
+    /// The velocity when the model is the same everywhere (a table whose nodes all agree counts).
+    pub fn constant_velocity(&self) -> Option<f64> {
+        match self {
+            VelocityModel::Constant(v) => Some(*v),
+            VelocityModel::Table(t) => {
+                let (lo, hi) = t.range();
+                (lo == hi).then_some(lo)
+            }
+            VelocityModel::Grid(_) => None,
+        }
+    }
+
+    /// Whether the velocity changes from trace to trace at some depth.
+    pub fn varies_laterally(&self) -> bool {
+        match self {
+            VelocityModel::Grid(g) => !g.laterally_constant(),
+            _ => false,
+        }
+    }
+
+    /// The velocity that represents depth `z` across the survey: v(z) itself, or for a grid the velocity of
+    /// the mean slowness over the traces at that depth.
+    pub fn reference_velocity(&self, z: f64) -> f64 {
+        match self {
+            VelocityModel::Constant(v) => *v,
+            VelocityModel::Table(t) => t.at(z),
+            VelocityModel::Grid(g) => {
+                let mut s = vec![0.0f32; g.geometry.n_traces()];
+                g.slowness_slice(z, &mut s);
+                let mean = s.par_iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64;
+                1.0 / mean
+            }
+        }
+    }
+
+    /// Slowness `1 / v` at depth `z` of every trace of the lateral grid `[n_iline, n_xline]`, in
+    /// `[il][xl]` order.
+    pub fn slowness_slice(&self, z: f64, out: &mut [f32]) {
+        match self {
+            VelocityModel::Grid(g) => g.slowness_slice(z, out),
+            _ => out.fill((1.0 / self.reference_velocity(z)) as f32),
+        }
+    }
+
+    /// Slowest and fastest velocity anywhere in the model.
+    pub fn range(&self) -> (f64, f64) {
+        match self {
+            VelocityModel::Constant(v) => (*v, *v),
+            VelocityModel::Table(t) => t.range(),
+            VelocityModel::Grid(g) => g.range(),
+        }
+    }
+
+    /// Values in memory (for the memory estimate).
+    pub fn n_values(&self) -> usize {
+        match self {
+            VelocityModel::Grid(g) => g.data.len(),
+            _ => 0,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            VelocityModel::Constant(v) => format!("constant {v} m/s"),
+            VelocityModel::Table(t) => format!(
+                "v(z) table of {} nodes ({:?} interpolation), {}..{} m/s",
+                t.depths.len(),
+                t.interpolation,
+                t.range().0,
+                t.range().1
+            ),
+            VelocityModel::Grid(g) => {
+                let (lo, hi) = g.range();
+                let [ni, nx, nz] = g.geometry.shape();
+                format!("3-D grid {ni} × {nx} × {nz} (depth step {} m), {lo}..{hi} m/s", g.geometry.samples.step)
+            }
+        }
+    }
+}
+
+fn check_lateral_grid(model: &Geometry, input: &Geometry, name: &str) -> Result<()> {
+    if model.ilines == input.ilines && model.xlines == input.xlines {
+        return Ok(());
+    }
+    let axes = |g: &Geometry| {
+        format!(
+            "inlines {}..={} step {}, crosslines {}..={} step {}",
+            g.ilines.first,
+            g.ilines.last(),
+            g.ilines.step,
+            g.xlines.first,
+            g.xlines.last(),
+            g.xlines.step
+        )
+    };
+    Err(Error::Request(format!(
+        "velocity model {name} is on a different lateral grid than the input: the model has {}, the input has {}",
+        axes(model),
+        axes(input)
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::volume::{LineAxis, SampleAxis, Volume};
+
+    #[test]
+    fn table_interpolation_by_hand() {
+        let d = vec![0.0, 100.0, 300.0];
+        let v = vec![1500.0, 2000.0, 3000.0];
+        let lin = VelocityTable::new(d.clone(), v.clone(), Interpolation::Linear).unwrap();
+        assert_eq!(lin.at(-10.0), 1500.0);
+        assert_eq!(lin.at(0.0), 1500.0);
+        assert_eq!(lin.at(50.0), 1750.0);
+        assert_eq!(lin.at(100.0), 2000.0);
+        assert_eq!(lin.at(250.0), 2750.0);
+        assert_eq!(lin.at(1000.0), 3000.0);
+        let step = VelocityTable::new(d, v, Interpolation::Step).unwrap();
+        assert_eq!(step.at(50.0), 1500.0);
+        assert_eq!(step.at(99.999), 1500.0);
+        assert_eq!(step.at(100.0), 2000.0);
+        assert_eq!(step.at(299.0), 2000.0);
+        assert_eq!(step.at(300.0), 3000.0);
+        assert_eq!(step.at(5000.0), 3000.0);
+    }
+
+    #[test]
+    fn table_errors() {
+        assert!(VelocityTable::new(vec![0.0, 0.0], vec![1.0, 2.0], Interpolation::Linear).is_err());
+        assert!(VelocityTable::new(vec![0.0], vec![1.0, 2.0], Interpolation::Linear).is_err());
+        assert!(VelocityTable::new(vec![0.0], vec![-1.0], Interpolation::Linear).is_err());
+        assert!(VelocityModel::constant(0.0).is_err());
+        let flat = VelocityTable::new(vec![0.0, 10.0], vec![2000.0, 2000.0], Interpolation::Step).unwrap();
+        assert_eq!(VelocityModel::Table(flat).constant_velocity(), Some(2000.0));
+    }
+
+    fn lateral(ni: usize, nx: usize, samples: SampleAxis) -> Geometry {
+        Geometry::regular(LineAxis::new(10, 1, ni), LineAxis::new(100, 2, nx), samples)
+    }
+
+    #[test]
+    fn grid_from_reader_checks_domain_grid_and_values() {
+        let depth = SampleAxis { origin: 0.0, step: 100.0, len: 3, domain: Domain::Depth };
+        let time = SampleAxis { origin: 0.0, step: 4.0, len: 50, domain: Domain::Time };
+        let input = lateral(2, 3, time);
+        let mut model = Volume::zeros(lateral(2, 3, depth));
+        for (t, tr) in model.data.chunks_mut(3).enumerate() {
+            tr.copy_from_slice(&[1000.0 + t as f32, 2000.0, 3000.0]);
+        }
+        let m = VelocityModel::from_reader(&model, &input).unwrap();
+        assert!(m.varies_laterally());
+        assert_eq!(m.range(), (1000.0, 3000.0));
+        let mut s = vec![0.0; 6];
+        m.slowness_slice(150.0, &mut s);
+        assert!((s[0] - 1.0 / 2500.0).abs() < 1e-9);
+        m.slowness_slice(-50.0, &mut s);
+        assert!((s[5] - 1.0 / 1005.0).abs() < 1e-9);
+        // reference velocity: the mean slowness at 0 m of 1000..1005 m/s
+        let mean: f64 = (0..6).map(|t| 1.0 / (1000.0 + t as f64)).sum::<f64>() / 6.0;
+        assert!((m.reference_velocity(0.0) - 1.0 / mean).abs() < 1e-3);
+
+        let other = Volume::zeros(Geometry::regular(LineAxis::new(11, 1, 2), LineAxis::new(100, 2, 3), depth));
+        let e = VelocityModel::from_reader(&other, &input).unwrap_err().to_string();
+        assert!(e.contains("inlines 11..=12") && e.contains("inlines 10..=11"), "{e}");
+
+        let in_time = Volume::zeros(lateral(2, 3, time));
+        assert!(VelocityModel::from_reader(&in_time, &input).unwrap_err().to_string().contains("depth model"));
+
+        model.data[4] = 0.0; // trace 1 (inline 10, crossline 102), depth 100 m
+        let e = VelocityModel::from_reader(&model, &input).unwrap_err().to_string();
+        assert!(e.contains("crossline 102") && e.contains("depth 100 m"), "{e}");
+    }
+
+    #[test]
+    fn spec_spellings() {
+        #[derive(Deserialize)]
+        struct T {
+            velocity: VelocitySpec,
+        }
+        let t: T = toml::from_str("[velocity]\nkind = \"constant\"\nvelocity = 2000.0").unwrap();
+        assert_eq!(t.velocity, VelocitySpec::Constant { velocity: 2000.0 });
+        let t: T = toml::from_str(
+            "[velocity]\nkind = \"table\"\ndepths = [0.0, 500.0]\nvelocities = [1500.0, 2500.0]\ninterpolation = \"step\"",
+        )
+        .unwrap();
+        let g = lateral(1, 1, SampleAxis { origin: 0.0, step: 4.0, len: 4, domain: Domain::Time });
+        let m = t.velocity.load(&g).unwrap();
+        assert_eq!(m.reference_velocity(499.0), 1500.0);
+        let t: T = toml::from_str("[velocity]\nkind = \"file\"\npath = \"v.sgy\"").unwrap();
+        assert!(matches!(t.velocity, VelocitySpec::File { .. }));
+        assert!(toml::from_str::<T>("[velocity]\nkind = \"constant\"\nvelocity = 1.0\nspeed = 2.0").is_err());
+    }
+}

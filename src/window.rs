@@ -1,1 +1,275 @@
-//! (being written)
+//! Host windows: the tapers applied to the input before its transforms, and the padding that keeps FFT
+//! wrap-around out of the image.
+//!
+//! A trace ends abruptly where the recording stops, and the survey ends abruptly at its edges; the FFTs see
+//! those steps as broadband events and the migration spreads them into smiles. So the last samples of each
+//! trace and the outer traces of each lateral edge are brought to zero with a cosine ramp, and the transforms
+//! run over padded lengths whose zeros absorb the energy that would otherwise wrap around to the far side.
+//!
+//! The taper is applied per chunk of inlines ([`apply_to_traces`]), so a GPU engine can window each chunk
+//! while it sits in a staging buffer, before the upload.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Location, Result};
+
+/// How the input is tapered and padded. Used as the `[window]` table of a job file.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WindowParams {
+    /// Length of the cosine ramp that brings the end of each trace to zero, in ms. Clamped to a quarter of
+    /// the trace. Default 100 ms: long enough to suppress the step at the end of the record for wavelets down
+    /// to about 10 Hz, short enough to leave most of the record untouched.
+    pub time_taper_ms: f64,
+    /// Number of outer traces on each lateral edge ramped to zero. Clamped to a quarter of the axis.
+    /// Default 20 traces.
+    pub edge_taper_traces: usize,
+    /// The padded trace holds at least this many times the input samples (≥ 1). Default 2: the deepest
+    /// events then wrap around into zeros, never onto the top of the record.
+    pub time_pad_factor: f64,
+    /// Zero traces appended to each lateral axis: `"auto"` (default) or a number of traces.
+    pub lateral_pad: LateralPad,
+}
+
+impl Default for WindowParams {
+    fn default() -> Self {
+        WindowParams {
+            time_taper_ms: 100.0,
+            edge_taper_traces: 20,
+            time_pad_factor: 2.0,
+            lateral_pad: LateralPad::Auto,
+        }
+    }
+}
+
+/// How many zero traces are appended to each lateral axis before the 2-D FFTs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "LateralPadRepr", into = "LateralPadRepr")]
+pub enum LateralPad {
+    /// About half the migration aperture at the deepest computed depth (the imaging plan decides it), and
+    /// never more than the axis itself.
+    #[default]
+    Auto,
+    /// Exactly this many traces (before rounding the padded length up to a fast FFT size).
+    Traces(usize),
+}
+
+/// The job-file spelling of [`LateralPad`]: the word `"auto"` or a number.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum LateralPadRepr {
+    Word(String),
+    Traces(usize),
+}
+
+impl TryFrom<LateralPadRepr> for LateralPad {
+    type Error = String;
+    fn try_from(r: LateralPadRepr) -> Result<Self, String> {
+        match r {
+            LateralPadRepr::Word(w) if w == "auto" => Ok(LateralPad::Auto),
+            LateralPadRepr::Word(w) => Err(format!("lateral_pad must be \"auto\" or a number of traces, not \"{w}\"")),
+            LateralPadRepr::Traces(n) => Ok(LateralPad::Traces(n)),
+        }
+    }
+}
+
+impl From<LateralPad> for LateralPadRepr {
+    fn from(p: LateralPad) -> Self {
+        match p {
+            LateralPad::Auto => LateralPadRepr::Word("auto".into()),
+            LateralPad::Traces(n) => LateralPadRepr::Traces(n),
+        }
+    }
+}
+
+impl WindowParams {
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::config("window", Location::File, m));
+        if !(self.time_taper_ms.is_finite() && self.time_taper_ms >= 0.0) {
+            return bad(format!("time_taper_ms must be ≥ 0, not {}", self.time_taper_ms));
+        }
+        if !(self.time_pad_factor.is_finite() && self.time_pad_factor >= 1.0) {
+            return bad(format!("time_pad_factor must be ≥ 1, not {}", self.time_pad_factor));
+        }
+        Ok(())
+    }
+
+    /// Padded `[iline, xline, sample]` lengths for an input of `shape`. `auto_pad` is the number of traces
+    /// [`LateralPad::Auto`] stands for on each lateral axis. Every length is rounded up to a product of 2, 3
+    /// and 5 (the trace length to an even one, for the real FFT). An axis of a single line is never padded:
+    /// the data are then a 2-D line, taken as invariant along that axis.
+    pub fn padded_shape(&self, shape: [usize; 3], auto_pad: [usize; 2]) -> [usize; 3] {
+        let lateral = |axis: usize| {
+            if shape[axis] == 1 {
+                return 1;
+            }
+            let pad = match self.lateral_pad {
+                LateralPad::Auto => auto_pad[axis].min(shape[axis]),
+                LateralPad::Traces(n) => n,
+            };
+            fast_len(shape[axis] + pad, false)
+        };
+        let nt = (shape[2] as f64 * self.time_pad_factor).ceil() as usize;
+        [lateral(0), lateral(1), fast_len(nt.max(shape[2]), true)]
+    }
+}
+
+/// The smallest length ≥ `n` whose only prime factors are 2, 3 and 5 (and even when `even`).
+pub fn fast_len(n: usize, even: bool) -> usize {
+    let mut m = n.max(1);
+    loop {
+        let mut r = m;
+        for p in [2, 3, 5] {
+            while r % p == 0 {
+                r /= p;
+            }
+        }
+        if r == 1 && (!even || m % 2 == 0) {
+            return m;
+        }
+        m += 1;
+    }
+}
+
+/// Weight of the trace or sample `d` places in from the outer end of a cosine ramp `width` long:
+/// `(1 − cos(π (d + ½) / width)) / 2`. Symmetric pairs add up to one, and no sample of the ramp is exactly
+/// zero or one.
+pub fn cosine_ramp(d: usize, width: usize) -> f32 {
+    if d >= width {
+        return 1.0;
+    }
+    let x = std::f64::consts::PI * (d as f64 + 0.5) / width as f64;
+    (0.5 * (1.0 - x.cos())) as f32
+}
+
+/// The taper weights for one input grid: one per sample, one per inline and one per crossline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowPlan {
+    pub time: Vec<f32>,
+    pub iline: Vec<f32>,
+    pub xline: Vec<f32>,
+}
+
+impl WindowPlan {
+    /// Tapers for an input of `shape = [n_iline, n_xline, n_sample]` sampled every `dt_ms`.
+    pub fn new(shape: [usize; 3], dt_ms: f64, params: &WindowParams) -> WindowPlan {
+        let time_width = ((params.time_taper_ms / dt_ms).round() as usize).min(shape[2] / 4);
+        let time = (0..shape[2]).map(|i| cosine_ramp(shape[2] - 1 - i, time_width)).collect();
+        let edges = |n: usize| {
+            let w = params.edge_taper_traces.min(n / 4);
+            (0..n).map(|i| cosine_ramp(i.min(n - 1 - i), w)).collect()
+        };
+        WindowPlan { time, iline: edges(shape[0]), xline: edges(shape[1]) }
+    }
+
+    /// Lengths of the ramps actually used: `[time samples, traces per lateral edge (iline), (xline)]`.
+    pub fn ramp_lengths(&self) -> [usize; 3] {
+        let ramp = |w: &[f32]| w.iter().take_while(|&&x| x < 1.0).count();
+        let time_ramp = self.time.iter().rev().take_while(|&&x| x < 1.0).count();
+        [time_ramp, ramp(&self.iline), ramp(&self.xline)]
+    }
+}
+
+/// Taper a chunk of whole inlines in place: `data` holds the inlines `il_range` of the input, in
+/// `[il][xl][sample]` order. Parallel over traces.
+pub fn apply_to_traces(plan: &WindowPlan, il_range: Range<usize>, data: &mut [f32]) {
+    let (nx, nt) = (plan.xline.len(), plan.time.len());
+    assert_eq!(data.len(), il_range.len() * nx * nt, "a chunk holds whole inlines");
+    data.par_chunks_mut(nt).enumerate().for_each(|(t, trace)| {
+        let lateral = plan.iline[il_range.start + t / nx] * plan.xline[t % nx];
+        for (x, w) in trace.iter_mut().zip(&plan.time) {
+            *x *= lateral * w;
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_lengths() {
+        assert_eq!(fast_len(7, false), 8);
+        assert_eq!(fast_len(97, false), 100);
+        assert_eq!(fast_len(121, false), 125);
+        assert_eq!(fast_len(125, true), 128);
+        assert_eq!(fast_len(1000, true), 1000);
+        assert_eq!(fast_len(1001, true), 1024);
+    }
+
+    #[test]
+    fn ramp_values_by_hand() {
+        // width 2: (1 − cos(π/4)) / 2 and (1 − cos(3π/4)) / 2
+        assert!((cosine_ramp(0, 2) - 0.146_446_6).abs() < 1e-6);
+        assert!((cosine_ramp(1, 2) - 0.853_553_4).abs() < 1e-6);
+        assert_eq!(cosine_ramp(2, 2), 1.0);
+        for w in [3, 8, 21] {
+            for d in 0..w {
+                assert!((cosine_ramp(d, w) + cosine_ramp(w - 1 - d, w) - 1.0).abs() < 1e-6);
+            }
+        }
+    }
+
+    #[test]
+    fn plan_tapers_ends_and_edges_only() {
+        let params = WindowParams { time_taper_ms: 8.0, edge_taper_traces: 2, ..Default::default() };
+        let w = WindowPlan::new([10, 3, 20], 2.0, &params); // 4 samples; xline axis too short for a ramp
+        assert_eq!(w.ramp_lengths(), [4, 2, 0]);
+        assert!(w.time[..16].iter().all(|&x| x == 1.0));
+        assert_eq!(w.time[19], cosine_ramp(0, 4));
+        assert_eq!(w.time[16], cosine_ramp(3, 4));
+        assert_eq!(w.iline[0], cosine_ramp(0, 2));
+        assert_eq!(w.iline[9], cosine_ramp(0, 2));
+        assert_eq!(w.iline[8], cosine_ramp(1, 2));
+        assert!(w.xline.iter().all(|&x| x == 1.0));
+        // A taper longer than a quarter of the trace is clamped.
+        let long = WindowPlan::new([4, 4, 20], 2.0, &WindowParams { time_taper_ms: 1000.0, ..params });
+        assert_eq!(long.ramp_lengths()[0], 5);
+    }
+
+    #[test]
+    fn chunk_application_matches_the_product_of_weights() {
+        let params = WindowParams { time_taper_ms: 6.0, edge_taper_traces: 2, ..Default::default() };
+        let shape = [9, 8, 12];
+        let w = WindowPlan::new(shape, 2.0, &params);
+        let mut chunk = vec![1.0f32; 3 * 8 * 12]; // inlines 6..9
+        apply_to_traces(&w, 6..9, &mut chunk);
+        for il in 0..3 {
+            for xl in 0..8 {
+                for s in 0..12 {
+                    let expect = w.iline[6 + il] * w.xline[xl] * w.time[s];
+                    assert_eq!(chunk[(il * 8 + xl) * 12 + s], expect);
+                }
+            }
+        }
+        assert!(chunk[(2 * 8 + 4) * 12] < 0.2); // the last inline is on the ramp
+    }
+
+    #[test]
+    fn padding_rounds_up_and_caps_auto() {
+        let p = WindowParams::default();
+        assert_eq!(p.padded_shape([100, 50, 251], [30, 80]), [135, 100, 512]);
+        let fixed = WindowParams { lateral_pad: LateralPad::Traces(0), time_pad_factor: 4.0, ..p };
+        assert_eq!(fixed.padded_shape([97, 8, 100], [30, 80]), [100, 8, 400]);
+        assert_eq!(p.padded_shape([100, 1, 250], [30, 80]), [135, 1, 500]); // a 2-D line
+    }
+
+    #[test]
+    fn lateral_pad_spellings() {
+        #[derive(Deserialize)]
+        struct T {
+            window: WindowParams,
+        }
+        let t: T = toml::from_str("[window]\nlateral_pad = \"auto\"").unwrap();
+        assert_eq!(t.window.lateral_pad, LateralPad::Auto);
+        let t: T = toml::from_str("[window]\nlateral_pad = 32\ntime_pad_factor = 3.0").unwrap();
+        assert_eq!(t.window.lateral_pad, LateralPad::Traces(32));
+        assert_eq!(t.window.time_pad_factor, 3.0);
+        assert!(toml::from_str::<T>("[window]\nlateral_pad = \"wide\"").is_err());
+        assert!(toml::from_str::<T>("[window]\nedge_taper = 3").is_err());
+        assert!(WindowParams { time_pad_factor: 0.5, ..Default::default() }.validate().is_err());
+    }
+}

@@ -1,1 +1,152 @@
 //! Post-stack depth migration: the plan, the methods and the CPU engine.
+//!
+//! The work splits into steps an engine runs in order, each written so a GPU engine can mirror it:
+//! 1. [`Plan`]: every size and number decided once from the input geometry, the windows, the parameters,
+//!    the velocity and the request (no data).
+//! 2. The host window ([`crate::window`]), applied per chunk of inlines as they are read.
+//! 3. The spectrum layout ([`spectrum`]): a real FFT along each (contiguous) trace, only the bins of the
+//!    frequency band kept, transposed to ω-major `[ω][il_pad][xl_pad]`, then a 2-D FFT per ω.
+//! 4. The method kernels on that layout: [`phase_shift`], [`stolt`], [`split_step`], built from the
+//!    per-element functions of [`formulas`].
+//! 5. Image assembly ([`image`]): the imaging condition (sum over ω, inverse 2-D FFT, real part) and the cut
+//!    of the requested boxes.
+//!
+//! Only what the request needs is computed: the depth loop stops at the deepest requested level, and only
+//! requested levels are imaged.
+
+pub mod cpu;
+pub mod formulas;
+pub mod image;
+pub mod phase_shift;
+pub mod plan;
+pub mod request;
+pub mod spectrum;
+pub mod split_step;
+pub mod stolt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::progress::Progress;
+use crate::stats::RunStats;
+use crate::velocity::VelocityModel;
+use crate::volume::VolumeReader;
+
+pub use cpu::CpuEngine;
+pub use plan::{image_geometry, Plan};
+pub use request::ImageRequest;
+
+/// The migration method.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Gazdag phase shift: exact for v(z), all dips.
+    #[default]
+    PhaseShift,
+    /// Stolt f-k: constant velocity only, one remap of the whole spectrum.
+    Stolt,
+    /// Split-step Fourier: v(x, y, z) through a thin-lens correction around a reference velocity per depth.
+    SplitStep,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::PhaseShift => "phase-shift",
+            Method::Stolt => "stolt",
+            Method::SplitStep => "split-step",
+        }
+    }
+}
+
+/// How Stolt reads the spectrum between frequency samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum StoltInterpolation {
+    /// An 8-point Hann-windowed sinc (accurate with the default 2× time padding).
+    #[default]
+    Sinc,
+    /// Linear between the two nearest samples (cheaper; needs about 4× time padding to be as accurate).
+    Linear,
+}
+
+/// Imaging parameters: the `[imaging]` table of a job file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ImagingParams {
+    /// Default `phase-shift`.
+    pub method: Method,
+    /// Depth step (m). Default 10 m.
+    pub dz: f64,
+    /// Deepest depth of the image (m). Give `zmax` or `nz`, not both; with neither, the image reaches the
+    /// depth whose vertical two-way time (through the reference velocity) is the last input sample.
+    pub zmax: Option<f64>,
+    /// Number of depth levels of the image (the first at 0 m).
+    pub nz: Option<usize>,
+    /// Lowest frequency migrated (Hz). Default 0.
+    pub fmin: f64,
+    /// Highest frequency migrated (Hz), clamped to the Nyquist frequency. Default 60 Hz.
+    pub fmax: f64,
+    /// Largest dip (propagation angle from the vertical, degrees) kept in the image, with a cosine roll-off
+    /// over the last 5°. Default: none.
+    pub dip_limit_deg: Option<f64>,
+    /// Default `sinc`.
+    pub stolt_interpolation: StoltInterpolation,
+    /// Depth levels imaged per block (phase shift and Stolt hold one k-domain image per level of a block).
+    /// Default: as many as fit in half the size of the padded spectrum.
+    pub levels_per_block: Option<usize>,
+}
+
+impl Default for ImagingParams {
+    fn default() -> Self {
+        ImagingParams {
+            method: Method::PhaseShift,
+            dz: 10.0,
+            zmax: None,
+            nz: None,
+            fmin: 0.0,
+            fmax: 60.0,
+            dip_limit_deg: None,
+            stolt_interpolation: StoltInterpolation::Sinc,
+            levels_per_block: None,
+        }
+    }
+}
+
+/// A compute backend that migrates a planned job.
+pub trait Engine {
+    fn name(&self) -> &str;
+
+    /// Migrate `src` and return one buffer per request box, each in `[il][xl][z]` order (depth contiguous),
+    /// on the plan's image grid.
+    fn migrate(
+        &mut self,
+        src: &dyn VolumeReader,
+        plan: &Plan,
+        velocity: &VelocityModel,
+        request: &ImageRequest,
+        progress: &dyn Progress,
+        stats: &mut RunStats,
+    ) -> Result<Vec<Vec<f32>>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imaging_table_spellings_and_defaults() {
+        #[derive(Deserialize)]
+        struct T {
+            imaging: ImagingParams,
+        }
+        let t: T = toml::from_str("[imaging]\nmethod = \"split-step\"\ndz = 5.0\nzmax = 3000.0").unwrap();
+        assert_eq!(t.imaging.method, Method::SplitStep);
+        assert_eq!((t.imaging.dz, t.imaging.zmax, t.imaging.fmax), (5.0, Some(3000.0), 60.0));
+        let t: T = toml::from_str("[imaging]\nmethod = \"stolt\"\nstolt_interpolation = \"linear\"").unwrap();
+        assert_eq!(t.imaging.stolt_interpolation, StoltInterpolation::Linear);
+        assert!(toml::from_str::<T>("[imaging]\nmethod = \"kirchhoff\"").is_err());
+        assert!(toml::from_str::<T>("[imaging]\ndepth_step = 5.0").is_err());
+        assert_eq!(<Method as clap::ValueEnum>::from_str("phase-shift", false), Ok(Method::PhaseShift));
+    }
+}

@@ -26,15 +26,66 @@ pub enum FileFormat {
     Npy,
 }
 
-/// How to open an input volume.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// How to open an input volume: the reading keys of a job file's `[input]` table (and of a velocity file),
+/// flat so that a job file says `headers = "petrel"` rather than a nested table per container.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct InputOptions {
     pub format: FileFormat,
-    #[serde(flatten)]
-    pub segy: segy::SegyOptions,
-    #[serde(flatten)]
-    pub hdf5: hdf5::Hdf5Options,
+    /// SEG-Y: trace-header byte preset, "standard" or "petrel".
+    pub headers: segy::HeaderPreset,
+    /// SEG-Y: byte overrides (1-based, 4-byte integers).
+    pub iline_byte: Option<u16>,
+    pub xline_byte: Option<u16>,
+    pub x_byte: Option<u16>,
+    pub y_byte: Option<u16>,
+    pub endian: segy::Endian,
+    /// SEG-Y: sample format code to use instead of the binary header's.
+    pub sample_format: Option<u16>,
+    /// SEG-Y: sample interval (ms; m for depth) to use instead of the headers'.
+    pub sample_interval: Option<f64>,
+    /// HDF5: path of the 3-D dataset.
+    pub dataset: String,
+}
+
+impl Default for InputOptions {
+    fn default() -> Self {
+        InputOptions::from_parts(&segy::SegyOptions::default(), &hdf5::Hdf5Options::default(), FileFormat::Auto)
+    }
+}
+
+impl InputOptions {
+    pub fn from_parts(s: &segy::SegyOptions, h: &hdf5::Hdf5Options, format: FileFormat) -> Self {
+        InputOptions {
+            format,
+            headers: s.preset,
+            iline_byte: s.iline_byte,
+            xline_byte: s.xline_byte,
+            x_byte: s.x_byte,
+            y_byte: s.y_byte,
+            endian: s.endian,
+            sample_format: s.sample_format,
+            sample_interval: s.sample_interval,
+            dataset: h.dataset.clone(),
+        }
+    }
+
+    pub fn segy(&self) -> segy::SegyOptions {
+        segy::SegyOptions {
+            preset: self.headers,
+            iline_byte: self.iline_byte,
+            xline_byte: self.xline_byte,
+            x_byte: self.x_byte,
+            y_byte: self.y_byte,
+            endian: self.endian,
+            sample_format: self.sample_format,
+            sample_interval: self.sample_interval,
+        }
+    }
+
+    pub fn hdf5(&self) -> hdf5::Hdf5Options {
+        hdf5::Hdf5Options { dataset: self.dataset.clone() }
+    }
 }
 
 const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
@@ -69,8 +120,8 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
 /// Open a volume for reading, by format.
 pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
     match detect_format(path, opts.format)? {
-        FileFormat::Segy => Ok(Box::new(segy::SegyReader::open(path, &opts.segy)?)),
-        FileFormat::Hdf5 => Ok(Box::new(hdf5::Hdf5Reader::open(path, &opts.hdf5)?)),
+        FileFormat::Segy => Ok(Box::new(segy::SegyReader::open(path, &opts.segy())?)),
+        FileFormat::Hdf5 => Ok(Box::new(hdf5::Hdf5Reader::open(path, &opts.hdf5())?)),
         FileFormat::Npy => Err(Error::format(
             path,
             crate::error::Location::File,
@@ -78,4 +129,72 @@ pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
         )),
         FileFormat::Auto => unreachable!("detect_format resolves Auto"),
     }
+}
+
+/// How to write each container.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    pub segy: segy::SegyWriteOptions,
+    pub hdf5: hdf5::Hdf5WriteOptions,
+}
+
+/// A volume being written a block of whole inlines at a time, in any container; nothing is visible under
+/// the final name until [`VolumeSink::finish`].
+pub enum VolumeSink {
+    Segy(segy::SegyWriter),
+    Hdf5(hdf5::Hdf5Writer),
+    Npy(npy::NpyWriter),
+}
+
+impl VolumeSink {
+    pub fn create(
+        format: FileFormat,
+        path: &Path,
+        geometry: &crate::volume::Geometry,
+        opts: &WriteOptions,
+    ) -> Result<Self> {
+        Ok(match format {
+            FileFormat::Segy => VolumeSink::Segy(segy::SegyWriter::create(path, geometry, &opts.segy)?),
+            FileFormat::Hdf5 => VolumeSink::Hdf5(hdf5::Hdf5Writer::create(path, geometry, &opts.hdf5)?),
+            FileFormat::Npy => VolumeSink::Npy(npy::NpyWriter::create(path, &geometry.shape())?),
+            FileFormat::Auto => {
+                return Err(Error::Request(format!("{}: say which format to write", path.display())));
+            }
+        })
+    }
+
+    /// Write inlines `first_il ..` (indices of the output grid), given as whole inlines in `[il][xl][s]`
+    /// order; blocks must come in order.
+    pub fn write_inlines(&mut self, first_il: usize, shape: [usize; 3], data: &[f32]) -> Result<()> {
+        let [_, nx, ns] = shape;
+        let n_il = data.len() / (nx * ns).max(1);
+        match self {
+            VolumeSink::Segy(w) => data.chunks(ns.max(1)).try_for_each(|t| w.write_trace(t)),
+            VolumeSink::Hdf5(w) => {
+                w.write_box(&crate::volume::IndexBox { il: first_il..first_il + n_il, xl: 0..nx, s: 0..ns }, data)
+            }
+            VolumeSink::Npy(w) => w.write(data),
+        }
+    }
+
+    pub fn finish(self) -> Result<std::path::PathBuf> {
+        match self {
+            VolumeSink::Segy(w) => w.finish(),
+            VolumeSink::Hdf5(w) => w.finish(),
+            VolumeSink::Npy(w) => w.finish(),
+        }
+    }
+}
+
+/// Write a whole in-memory volume.
+pub fn write_volume(
+    format: FileFormat,
+    path: &Path,
+    geometry: &crate::volume::Geometry,
+    data: &[f32],
+    opts: &WriteOptions,
+) -> Result<std::path::PathBuf> {
+    let mut sink = VolumeSink::create(format, path, geometry, opts)?;
+    sink.write_inlines(0, geometry.shape(), data)?;
+    sink.finish()
 }

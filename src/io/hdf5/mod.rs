@@ -29,6 +29,7 @@ pub use writer::{write_volume, Hdf5WriteOptions, Hdf5Writer, DEFAULT_CHUNK};
 pub const DEFAULT_DATASET: &str = "/seismic";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Hdf5Options {
     /// Path of the 3-D dataset inside the file.
     pub dataset: String,

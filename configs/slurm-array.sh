@@ -1,0 +1,30 @@
+#!/bin/bash
+# Run one seisimage job file per array task, each on one GPU.
+#
+#   ls jobs/*.toml > jobs.txt
+#   sbatch --array=1-$(wc -l < jobs.txt) configs/slurm-array.sh jobs.txt
+#
+# Each task takes line $SLURM_ARRAY_TASK_ID of the list. Adapt the partition, account and limits to your site.
+#SBATCH --job-name=seisimage
+#SBATCH --gpus-per-task=1
+#SBATCH --cpus-per-task=16
+#SBATCH --mem=64G
+#SBATCH --time=02:00:00
+#SBATCH --output=logs/%x-%A_%a.log
+# Ask Slurm for SIGTERM 120 s before the time limit: seisimage then stops between steps, removes its
+# temporary files and exits 143, so a half-written product never looks finished.
+#SBATCH --signal=TERM@120
+
+set -u
+list=${1:?usage: sbatch --array=1-N slurm-array.sh LIST_OF_JOB_FILES}
+job=$(sed -n "${SLURM_ARRAY_TASK_ID}p" "$list")
+[ -n "$job" ] || { echo "no job on line $SLURM_ARRAY_TASK_ID of $list"; exit 2; }
+
+# Slurm sets CUDA_VISIBLE_DEVICES to the GPU it granted: device 0 is that GPU.
+# --backend cuda (not auto) makes a task that landed without a usable GPU fail loudly instead of running on
+# the CPU for hours.
+srun seisimage --quiet run "$job" --backend cuda
+status=$?
+# 0: done; 1: failed (bad input, GPU error: see the log); 2: the job file or command line is wrong (do not
+# resubmit unchanged); 130/143: interrupted (resubmit).
+exit $status

@@ -1,0 +1,276 @@
+//! Command-line definitions (clap). Nothing here does work: each command's arguments are validated into
+//! the library's types by the command modules.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use seisimage::io::segy::{Endian, HeaderPreset};
+use seisimage::io::FileFormat;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "seisimage",
+    version,
+    about = "Depth-migrate 3-D post-stack seismic volumes on the GPU (or CPU) and write only the slices you ask for.",
+    long_about = "seisimage reads a post-stack 3-D volume (SEG-Y or HDF5), tapers and pads it on the host, uploads \
+it to the GPU once, migrates it there (phase shift, Stolt or split-step Fourier), and pulls back only the \
+inlines, crosslines, depth slices and boxes a job asks for, written as PNG images and SEG-Y / HDF5 / NPY \
+sub-volumes with a JSON manifest. Without a GPU the same job runs on the CPU.\n\n\
+A typical session:\n  \
+seisimage info data/f3.sgy                 # what is in the file\n  \
+seisimage validate configs/demo.toml       # check a job and print its plan\n  \
+seisimage run configs/demo.toml            # run it (products in the job's output folder)\n\n\
+Exit codes: 0 done, 1 failed, 2 usage or configuration error, 130/143 stopped by SIGINT/SIGTERM.",
+    after_help = "Run `seisimage <command> --help` for the options of each command."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// More log output (-v: debug, -vv: trace). The RUST_LOG variable overrides it.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Only errors and warnings on stderr; no progress bar.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Describe a SEG-Y or HDF5 volume: format, geometry, sample axis, coordinates, amplitudes.
+    Info(InfoArgs),
+    /// Convert between SEG-Y, HDF5 and NPY, optionally cutting a box.
+    Convert(ConvertArgs),
+    /// Run a migration job described by a TOML file.
+    Run(RunArgs),
+    /// Check a job file and its input, and print the plan (sizes, band, depth axis, memory, products) without running.
+    Validate(JobArgs),
+    /// Print a job file fully resolved, with every default shown.
+    PrintConfig(JobArgs),
+    /// Write a synthetic volume with known answers (diffractors, dipping planes, spikes, layers) and its truth file.
+    Synth(SynthArgs),
+    /// List the CUDA devices seisimage can use, or say why there are none.
+    Devices(DevicesArgs),
+}
+
+/// How to read SEG-Y headers (used by every command that reads SEG-Y).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "SEG-Y headers")]
+pub struct SegyArgs {
+    /// Trace-header byte locations: standard (il 189, xl 193, x 181, y 185) or petrel (il 5, xl 21, x 73, y 77).
+    #[arg(long, value_enum, default_value_t)]
+    pub headers: HeaderPreset,
+    /// Byte (1-based) of the 4-byte inline number in each trace header; overrides --headers.
+    #[arg(long, value_name = "BYTE")]
+    pub iline_byte: Option<u16>,
+    /// Byte (1-based) of the 4-byte crossline number; overrides --headers.
+    #[arg(long, value_name = "BYTE")]
+    pub xline_byte: Option<u16>,
+    /// Byte (1-based) of the 4-byte x coordinate; overrides --headers.
+    #[arg(long, value_name = "BYTE")]
+    pub x_byte: Option<u16>,
+    /// Byte (1-based) of the 4-byte y coordinate; overrides --headers.
+    #[arg(long, value_name = "BYTE")]
+    pub y_byte: Option<u16>,
+    /// Byte order. auto: the SEG-Y rev-2 constant when present, else whichever order gives plausible headers.
+    #[arg(long, value_enum, default_value_t)]
+    pub endian: Endian,
+}
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// The volume to describe (.sgy/.segy or .h5/.hdf5; other names are recognised by content).
+    pub file: PathBuf,
+    /// Machine-readable output (fields documented in docs/info-json.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Also print the textual file header (and extended text headers).
+    #[arg(long)]
+    pub text_header: bool,
+    /// Skip the amplitude statistics (which read every sample).
+    #[arg(long)]
+    pub no_stats: bool,
+    /// Input container, when the name does not tell.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: FileFormat,
+    /// HDF5: path of the 3-D dataset.
+    #[arg(long, default_value = seisimage::io::hdf5::DEFAULT_DATASET)]
+    pub dataset: String,
+    #[command(flatten)]
+    pub segy: SegyArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// Input volume (SEG-Y or HDF5).
+    pub input: PathBuf,
+    /// Output file; its extension picks the format (.sgy/.segy, .h5/.hdf5, .npy) unless --to is given.
+    pub output: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub to: FileFormat,
+    /// Input container, when the name does not tell.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: FileFormat,
+    /// HDF5 dataset path, for input and output.
+    #[arg(long, default_value = seisimage::io::hdf5::DEFAULT_DATASET)]
+    pub dataset: String,
+    /// Cut: inline numbers FIRST:LAST (inclusive, header values).
+    #[arg(long, value_name = "FIRST:LAST", value_parser = parse_int_range)]
+    pub iline: Option<[i64; 2]>,
+    /// Cut: crossline numbers FIRST:LAST.
+    #[arg(long, value_name = "FIRST:LAST", value_parser = parse_int_range)]
+    pub xline: Option<[i64; 2]>,
+    /// Cut: sample range FIRST:LAST in ms (time) or m (depth).
+    #[arg(long, value_name = "FIRST:LAST", value_parser = parse_float_range)]
+    pub samples: Option<[f64; 2]>,
+    /// SEG-Y output: sample format.
+    #[arg(long, value_enum, default_value_t)]
+    pub sample_format: SegyOutFormat,
+    /// HDF5 output: deflate level 1-9 (default: uncompressed).
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u8).range(1..=9))]
+    pub compress: Option<u8>,
+    #[command(flatten)]
+    pub segy: SegyArgs,
+}
+
+/// Sample format of SEG-Y output.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum SegyOutFormat {
+    /// 4-byte IEEE float (format 5).
+    #[default]
+    Ieee,
+    /// 4-byte IBM float (format 1), for old software.
+    Ibm,
+}
+
+#[derive(Args, Debug)]
+pub struct JobArgs {
+    /// The job file (TOML). See configs/README.md for every section and key.
+    pub job: PathBuf,
+    /// Override a job value: KEY=VALUE with a dotted key and a TOML value, e.g. --set imaging.fmax=50
+    /// --set 'output.inlines=[120, 130]'. Repeatable; applied in order after the file is read.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub job: JobArgs,
+    /// Where to compute: auto (GPU when one is usable, else CPU, with a message), cpu, or cuda.
+    /// Overrides compute.backend of the job file.
+    #[arg(long, value_enum)]
+    pub backend: Option<seisimage::job::Backend>,
+}
+
+#[derive(Args, Debug)]
+pub struct SynthArgs {
+    /// Output volume (.sgy or .h5); the truth is written next to it as NAME.truth.json.
+    pub output: PathBuf,
+    /// What the volume contains.
+    #[arg(long, value_enum, default_value_t = SynthModelKind::Diffractor)]
+    pub model: SynthModelKind,
+    /// Grid size: INLINESxCROSSLINESxSAMPLES.
+    #[arg(long, default_value = "64x64x500", value_parser = parse_size)]
+    pub size: [usize; 3],
+    /// Sample interval in ms.
+    #[arg(long, default_value_t = 4.0)]
+    pub dt: f64,
+    /// Distance between traces (m), the same along inlines and crosslines.
+    #[arg(long, default_value_t = 12.5)]
+    pub bin: f64,
+    /// Constant velocity (m/s), unless --layers is given.
+    #[arg(long, default_value_t = 2000.0)]
+    pub velocity: f64,
+    /// Layered velocity: DEPTH:VELOCITY,... (m, m/s), each velocity holding from its depth down; travel times
+    /// are then ray-traced through the layers.
+    #[arg(long, value_name = "Z:V,...")]
+    pub layers: Option<String>,
+    /// Peak frequency of the Ricker wavelet (Hz).
+    #[arg(long, default_value_t = 25.0)]
+    pub frequency: f64,
+    /// Dip of the dipping-plane model, in degrees.
+    #[arg(long, default_value_t = 30.0)]
+    pub dip: f64,
+    /// Gaussian noise, as a fraction of the peak amplitude.
+    #[arg(long, default_value_t = 0.0)]
+    pub noise: f64,
+    /// Seed of the noise generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// SEG-Y output: sample format.
+    #[arg(long, value_enum, default_value_t)]
+    pub sample_format: SegyOutFormat,
+}
+
+/// Synthetic models (see `seisimage synth --help`).
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum SynthModelKind {
+    /// One point diffractor in the middle of the grid, at 40 % of the time window.
+    Diffractor,
+    /// A plane dipping along the crossline axis.
+    Dip,
+    /// A single spike (the impulse response of a migration).
+    Spike,
+    /// Flat reflectors at a few depths.
+    Layers,
+}
+
+#[derive(Args, Debug)]
+pub struct DevicesArgs {
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_size(s: &str) -> Result<[usize; 3], String> {
+    let parts: Vec<&str> = s.split(['x', 'X']).collect();
+    let bad = || format!("expected INLINESxCROSSLINESxSAMPLES such as 512x512x1000, got {s:?}");
+    if parts.len() != 3 {
+        return Err(bad());
+    }
+    let mut out = [0usize; 3];
+    for (o, p) in out.iter_mut().zip(parts) {
+        *o = p.trim().parse().map_err(|_| bad())?;
+        if *o == 0 {
+            return Err(format!("sizes must be at least 1, got {s:?}"));
+        }
+    }
+    Ok(out)
+}
+
+fn parse_int_range(s: &str) -> Result<[i64; 2], String> {
+    let (a, b) = s.split_once(':').ok_or_else(|| format!("expected FIRST:LAST, got {s:?}"))?;
+    let p = |x: &str| x.trim().parse::<i64>().map_err(|_| format!("expected integers in FIRST:LAST, got {s:?}"));
+    Ok([p(a)?, p(b)?])
+}
+
+fn parse_float_range(s: &str) -> Result<[f64; 2], String> {
+    let (a, b) = s.split_once(':').ok_or_else(|| format!("expected FIRST:LAST, got {s:?}"))?;
+    let p = |x: &str| x.trim().parse::<f64>().map_err(|_| format!("expected numbers in FIRST:LAST, got {s:?}"));
+    Ok([p(a)?, p(b)?])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes_and_ranges_parse() {
+        assert_eq!(parse_size("512x256x1000"), Ok([512, 256, 1000]));
+        assert!(parse_size("512x256").is_err());
+        assert!(parse_size("0x1x1").is_err());
+        assert_eq!(parse_int_range("120:130"), Ok([120, 130]));
+        assert!(parse_int_range("120").is_err());
+        assert_eq!(parse_float_range("0:1.5"), Ok([0.0, 1.5]));
+    }
+}

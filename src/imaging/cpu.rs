@@ -1,0 +1,252 @@
+//! The CPU engine: the plan's steps with rustfft / realfft, in parallel with rayon, in a thread pool of its
+//! own (so a benchmark or a caller can choose the number of threads).
+
+use std::time::Instant;
+
+use super::image::ImageAssembly;
+use super::request::ImageRequest;
+use super::spectrum::{ingest, Fft2};
+use super::{phase_shift, split_step, stolt, Engine, Method, Plan};
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+use crate::stats::RunStats;
+use crate::velocity::VelocityModel;
+use crate::volume::VolumeReader;
+
+pub struct CpuEngine {
+    pool: rayon::ThreadPool,
+}
+
+impl CpuEngine {
+    /// An engine running on `threads` threads (all cores when `None`).
+    pub fn new(threads: Option<usize>) -> Result<Self> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.unwrap_or(0))
+            .thread_name(|i| format!("seisimage-cpu-{i}"))
+            .build()
+            .map_err(|e| Error::Backend(format!("cannot start the CPU thread pool: {e}")))?;
+        Ok(CpuEngine { pool })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+}
+
+impl Engine for CpuEngine {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+
+    fn migrate(
+        &mut self,
+        src: &dyn VolumeReader,
+        plan: &Plan,
+        velocity: &VelocityModel,
+        request: &ImageRequest,
+        progress: &dyn Progress,
+        stats: &mut RunStats,
+    ) -> Result<Vec<Vec<f32>>> {
+        plan.check(src.geometry(), request)?;
+        self.pool.install(|| {
+            let mut spectrum = ingest(src, plan, progress, stats)?;
+            let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
+            let mut asm = ImageAssembly::new(request, plan);
+            let t = Instant::now();
+            match plan.method {
+                Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, progress)?,
+                Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, progress)?,
+                Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, progress)?,
+            }
+            stats.add("migrate", t.elapsed(), (request.n_values() * 4) as u64);
+            Ok(asm.finish())
+        })
+    }
+}
+
+/// Each method's kernels and the image assembly, on a small random spectrum, against a naive evaluation of
+/// the same formulas with plain DFTs and step-by-step factors.
+#[cfg(test)]
+mod tests {
+    use num_complex::{Complex32, Complex64};
+    use std::f64::consts::TAU;
+
+    use super::*;
+    use crate::imaging::formulas::phase_factor;
+    use crate::imaging::spectrum::Spectrum;
+    use crate::imaging::{image_geometry, ImagingParams};
+    use crate::progress::Silent;
+    use crate::velocity::{Interpolation, VelocityTable};
+    use crate::volume::{Domain, Geometry, LineAxis, SampleAxis};
+    use crate::window::{LateralPad, WindowParams};
+
+    fn random(n: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    fn dft2(x: &[Complex64], rows: usize, cols: usize, sign: f64) -> Vec<Complex64> {
+        let mut out = vec![Complex64::default(); rows * cols];
+        for (kk, o) in out.iter_mut().enumerate() {
+            let (kr, kc) = (kk / cols, kk % cols);
+            *o = x
+                .iter()
+                .enumerate()
+                .map(|(n, v)| {
+                    let ph = ((n / cols) * kr) as f64 / rows as f64 + ((n % cols) * kc) as f64 / cols as f64;
+                    v * Complex64::from_polar(1.0, sign * TAU * ph)
+                })
+                .sum();
+        }
+        out
+    }
+
+    fn setup(method: Method, velocity: &VelocityModel) -> (Plan, ImageRequest, Vec<Complex64>) {
+        let g = Geometry::regular(
+            LineAxis::new(1, 1, 5),
+            LineAxis::new(1, 1, 3),
+            SampleAxis { origin: 0.0, step: 4.0, len: 12, domain: Domain::Time },
+        );
+        let window = WindowParams { lateral_pad: LateralPad::Traces(1), ..Default::default() };
+        let params = ImagingParams {
+            method,
+            dz: 10.0,
+            nz: Some(4),
+            fmin: 20.0,
+            fmax: 90.0,
+            levels_per_block: Some(2),
+            ..Default::default()
+        };
+        let image = image_geometry(&g, &params, velocity).unwrap();
+        let request = ImageRequest::whole(&image);
+        let plan = Plan::new(&g, [10.0, 10.0], &window, &params, velocity, &request).unwrap();
+        let n = plan.n_omega() * plan.nk();
+        let (re, im) = (random(n, 5), random(n, 6));
+        let spectrum = re.iter().zip(&im).map(|(a, b)| Complex64::new(*a, *b)).collect();
+        (plan, request, spectrum)
+    }
+
+    fn run(plan: &Plan, request: &ImageRequest, velocity: &VelocityModel, spectrum: &[Complex64]) -> Vec<f32> {
+        let data = spectrum.iter().map(|c| Complex32::new(c.re as f32, c.im as f32)).collect();
+        let mut spectrum = Spectrum { data, nk: plan.nk() };
+        let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
+        let mut asm = ImageAssembly::new(request, plan);
+        match plan.method {
+            Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, &Silent).unwrap(),
+            Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, &Silent).unwrap(),
+            Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, &Silent).unwrap(),
+        }
+        asm.finish().remove(0)
+    }
+
+    /// `[il][xl][z]` image from one k-domain or space-domain plane per level.
+    fn compare(got: &[f32], planes: &[Vec<f64>], plan: &Plan) {
+        let [ni, nx, _] = plan.input.shape();
+        let nz = planes.len();
+        let peak = planes.iter().flatten().fold(0.0f64, |a, v| a.max(v.abs()));
+        for (l, plane) in planes.iter().enumerate() {
+            assert!(plane.iter().any(|v| v.abs() > 0.1 * peak), "level {l} is all but empty");
+            for i in 0..ni {
+                for j in 0..nx {
+                    let expect = plane[i * plan.padded[1] + j];
+                    let value = got[(i * nx + j) * nz + l] as f64;
+                    assert!((value - expect).abs() <= 1e-4 * peak, "level {l} ({i}, {j}): {value} vs {expect}");
+                }
+            }
+        }
+    }
+
+    fn linear_vz() -> VelocityModel {
+        VelocityModel::Table(VelocityTable::new(vec![0.0, 40.0], vec![1800.0, 2600.0], Interpolation::Linear).unwrap())
+    }
+
+    #[test]
+    fn phase_shift_matches_a_naive_step_by_step_sum() {
+        let v = linear_vz();
+        let (plan, request, s) = setup(Method::PhaseShift, &v);
+        let (nk, [rows, cols, _]) = (plan.nk(), plan.padded);
+        let k2 = plan.k_squared();
+        let planes: Vec<Vec<f64>> = (0..4)
+            .map(|level| {
+                let mut sum = vec![Complex64::default(); nk];
+                for iw in 0..plan.n_omega() {
+                    for k in 0..nk {
+                        let mut p = s[iw * nk + k];
+                        for j in 0..level {
+                            p *= phase_factor(plan.omega(iw), k2[k], plan.step_velocity[j], 10.0);
+                        }
+                        sum[k] += p * plan.weight(iw);
+                    }
+                }
+                dft2(&sum, rows, cols, 1.0).iter().map(|c| c.re * plan.image_scale()).collect()
+            })
+            .collect();
+        compare(&run(&plan, &request, &v, &s), &planes, &plan);
+    }
+
+    #[test]
+    fn split_step_matches_naive_dfts_per_step() {
+        let v = linear_vz();
+        let (plan, request, s) = setup(Method::SplitStep, &v);
+        let (nk, [rows, cols, nt]) = (plan.nk(), plan.padded);
+        let k2 = plan.k_squared();
+        let mut fields: Vec<Vec<Complex64>> = (0..plan.n_omega())
+            .map(|iw| dft2(&s[iw * nk..(iw + 1) * nk], rows, cols, 1.0).iter().map(|c| c / nk as f64).collect())
+            .collect();
+        let image = |fields: &[Vec<Complex64>]| -> Vec<f64> {
+            (0..nk)
+                .map(|p| (0..fields.len()).map(|iw| plan.weight(iw) * fields[iw][p].re).sum::<f64>() / nt as f64)
+                .collect()
+        };
+        let mut planes = vec![image(&fields)];
+        for j in 0..3 {
+            for (iw, f) in fields.iter_mut().enumerate() {
+                let mut k = dft2(f, rows, cols, -1.0);
+                for (x, &k2) in k.iter_mut().zip(&k2) {
+                    *x *= phase_factor(plan.omega(iw), k2, plan.step_velocity[j], 10.0) / nk as f64;
+                }
+                *f = dft2(&k, rows, cols, 1.0);
+            }
+            planes.push(image(&fields));
+        }
+        compare(&run(&plan, &request, &v, &s), &planes, &plan);
+    }
+
+    #[test]
+    fn stolt_matches_a_naive_kz_sum() {
+        let v = VelocityModel::Constant(2000.0);
+        let (plan, request, s) = setup(Method::Stolt, &v);
+        let grid = plan.stolt.unwrap();
+        let (nk, [rows, cols, _]) = (plan.nk(), plan.padded);
+        let k2 = plan.k_squared();
+        let freq = stolt::FrequencyGrid { first: plan.omega(0), step: plan.omega(1) - plan.omega(0) };
+        let mut kimg = vec![vec![Complex64::default(); nk]; 4];
+        for k in 0..nk {
+            let column: Vec<Complex64> = (0..plan.n_omega())
+                .map(|iw| s[iw * nk + k] * Complex64::from_polar(1.0, plan.omega(iw) * grid.time_centre))
+                .collect();
+            // the column goes through f32 storage in the engine
+            let column: Vec<Complex64> =
+                column.iter().map(|c| Complex64::new(c.re as f32 as f64, c.im as f32 as f64)).collect();
+            let mut line = vec![Complex64::default(); grid.nz_fft];
+            stolt::remap_column(&column, freq, k2[k], &grid, None, &mut line);
+            for (level, img) in kimg.iter_mut().enumerate() {
+                img[k] = line
+                    .iter()
+                    .enumerate()
+                    .map(|(m, x)| x * Complex64::from_polar(1.0, TAU * (m * level) as f64 / grid.nz_fft as f64))
+                    .sum();
+            }
+        }
+        let planes: Vec<Vec<f64>> = kimg
+            .iter()
+            .map(|img| dft2(img, rows, cols, 1.0).iter().map(|c| c.re * plan.image_scale()).collect())
+            .collect();
+        compare(&run(&plan, &request, &v, &s), &planes, &plan);
+    }
+}

@@ -1,0 +1,113 @@
+//! Image assembly: the imaging condition and the cut of the requested boxes.
+//!
+//! The image at a depth level is `scale · Re(IFFT2(Σ_ω w_ω P(ω, k)))` (see [`super::Plan::image_scale`] and
+//! [`super::formulas::imaging_weight`]). Methods that image in the wavenumber domain (phase shift, Stolt)
+//! hand over one k-domain plane per level; split-step, which images in space, hands over the requested
+//! pixels directly. Either way only the pixels some box needs are kept.
+
+use num_complex::Complex32;
+use rayon::prelude::*;
+
+use super::request::ImageRequest;
+use super::spectrum::Fft2;
+use super::Plan;
+use crate::volume::IndexBox;
+
+/// The requested boxes being filled, level by level.
+pub struct ImageAssembly {
+    boxes: Vec<IndexBox>,
+    /// Row length of the padded plane.
+    plane_cols: usize,
+    out: Vec<Vec<f32>>,
+}
+
+impl ImageAssembly {
+    pub fn new(request: &ImageRequest, plan: &Plan) -> Self {
+        ImageAssembly {
+            boxes: request.boxes.clone(),
+            plane_cols: plan.padded[1],
+            out: request.boxes.iter().map(|b| vec![0.0; b.len()]).collect(),
+        }
+    }
+
+    /// Indices in the padded plane of the pixels requested at `level`, box after box, row after row.
+    pub fn pixels(&self, level: usize) -> Vec<usize> {
+        self.boxes
+            .iter()
+            .filter(|b| b.s.contains(&level))
+            .flat_map(|b| b.il.clone().flat_map(move |i| b.xl.clone().map(move |j| i * self.plane_cols + j)))
+            .collect()
+    }
+
+    /// Store the image values of `level`, in the order of [`Self::pixels`].
+    pub fn store(&mut self, level: usize, values: &[f32]) {
+        let mut next = values.iter();
+        for (b, out) in self.boxes.iter().zip(&mut self.out) {
+            if !b.s.contains(&level) {
+                continue;
+            }
+            let (nx, nz) = (b.xl.len(), b.s.len());
+            for i in 0..b.il.len() {
+                for j in 0..nx {
+                    out[(i * nx + j) * nz + level - b.s.start] = *next.next().expect("one value per pixel");
+                }
+            }
+        }
+    }
+
+    pub fn finish(self) -> Vec<Vec<f32>> {
+        self.out
+    }
+}
+
+/// Wavenumbers per chunk of [`KImages`]: the unit of parallel work of the k-domain methods.
+pub const K_CHUNK: usize = 256;
+
+/// The k-domain images of one block of levels, stored chunk by chunk: for each chunk of [`K_CHUNK`]
+/// wavenumbers, one run of values per level (`[chunk][level][k]`), so a task owns one contiguous piece and
+/// walks it along k.
+pub struct KImages {
+    pub data: Vec<Complex32>,
+    levels: usize,
+    nk: usize,
+}
+
+impl KImages {
+    pub fn new(levels: usize, nk: usize) -> Self {
+        KImages { data: vec![Complex32::default(); levels * nk], levels, nk }
+    }
+
+    /// One piece per chunk of wavenumbers, `levels × (chunk length)` values, with its first wavenumber.
+    pub fn chunks_mut(&mut self) -> impl IndexedParallelIterator<Item = (usize, &mut [Complex32])> {
+        self.data.par_chunks_mut(K_CHUNK * self.levels).enumerate().map(|(c, piece)| (c * K_CHUNK, piece))
+    }
+
+    /// The plane of level `b` of the block, in `[il][xl]` order.
+    fn plane(&self, b: usize, out: &mut [Complex32]) {
+        for (c, piece) in self.data.chunks(K_CHUNK * self.levels).enumerate() {
+            let len = piece.len() / self.levels;
+            out[c * K_CHUNK..c * K_CHUNK + len].copy_from_slice(&piece[b * len..(b + 1) * len]);
+        }
+        debug_assert_eq!(out.len(), self.nk);
+    }
+}
+
+/// Image a block of levels from their k-domain sums. Levels are transformed in parallel.
+pub fn image_block(kimg: &KImages, levels: &[usize], plan: &Plan, fft2: &Fft2, asm: &mut ImageAssembly) {
+    let scale = plan.image_scale() as f32;
+    let values: Vec<Vec<f32>> = levels
+        .par_iter()
+        .enumerate()
+        .map_init(
+            || (fft2.scratch(), vec![Complex32::default(); plan.nk()]),
+            |(s, plane), (b, &level)| {
+                kimg.plane(b, plane);
+                fft2.inverse(plane, s);
+                asm.pixels(level).iter().map(|&p| plane[p].re * scale).collect()
+            },
+        )
+        .collect();
+    for (level, v) in levels.iter().zip(&values) {
+        asm.store(*level, v);
+    }
+}

@@ -1,0 +1,328 @@
+//! The spectrum layout and the transforms that fill it.
+//!
+//! The input goes in by chunks of inlines: each chunk is read, windowed, and every trace (contiguous in
+//! memory) is zero-padded and transformed with a real FFT; only the bins of the frequency band are kept,
+//! multiplied by `exp(−iω t0)` when the first sample is not at t = 0. The chunk is then transposed into the
+//! ω-major layout `[ω][il_pad][xl_pad]`, whose padding stays zero. When all chunks are in, a 2-D FFT per ω
+//! finishes the forward transform. Each ω plane is then an independent unit of work.
+//!
+//! All transforms are unnormalised (rustfft's convention); [`super::Plan::image_scale`] holds the
+//! normalisation the imaging condition applies once.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use num_complex::Complex32;
+use rayon::prelude::*;
+use realfft::{RealFftPlanner, RealToComplex};
+use rustfft::{Fft, FftPlanner};
+
+use super::formulas::angular_frequency;
+use super::Plan;
+use crate::cancel;
+use crate::error::Result;
+use crate::progress::Progress;
+use crate::stats::RunStats;
+use crate::volume::{IndexBox, VolumeReader};
+use crate::window;
+
+/// The wavefield in the ω-major layout: `n_omega` planes of `nk = il_pad · xl_pad` values.
+pub struct Spectrum {
+    pub data: Vec<Complex32>,
+    pub nk: usize,
+}
+
+impl Spectrum {
+    pub fn planes_mut(&mut self) -> rayon::slice::ChunksMut<'_, Complex32> {
+        self.data.par_chunks_mut(self.nk)
+    }
+}
+
+/// The time FFT of one trace, keeping the band.
+pub struct TraceTransform {
+    r2c: Arc<dyn RealToComplex<f32>>,
+    first: usize,
+    /// `exp(−iω t0)` for each kept bin.
+    delay: Vec<Complex32>,
+}
+
+/// Per-thread buffers of [`TraceTransform`].
+pub struct TraceScratch {
+    padded: Vec<f32>,
+    half: Vec<Complex32>,
+    work: Vec<Complex32>,
+}
+
+impl TraceTransform {
+    pub fn new(plan: &Plan) -> Self {
+        let nt = plan.padded[2];
+        let r2c = RealFftPlanner::<f32>::new().plan_fft_forward(nt);
+        let delay = (0..plan.n_omega())
+            .map(|iw| {
+                let phase = -angular_frequency(plan.band.first + iw, nt, plan.dt) * plan.t0;
+                Complex32::from_polar(1.0, phase as f32)
+            })
+            .collect();
+        TraceTransform { r2c, first: plan.band.first, delay }
+    }
+
+    pub fn scratch(&self) -> TraceScratch {
+        TraceScratch {
+            padded: self.r2c.make_input_vec(),
+            half: self.r2c.make_output_vec(),
+            work: self.r2c.make_scratch_vec(),
+        }
+    }
+
+    /// The kept bins of the (zero-padded) trace into `out` (one value per kept frequency).
+    pub fn forward(&self, trace: &[f32], s: &mut TraceScratch, out: &mut [Complex32]) {
+        s.padded[..trace.len()].copy_from_slice(trace);
+        s.padded[trace.len()..].fill(0.0);
+        self.r2c
+            .process_with_scratch(&mut s.padded, &mut s.half, &mut s.work)
+            .expect("buffer sizes come from the plan");
+        for ((o, x), d) in out.iter_mut().zip(&s.half[self.first..]).zip(&self.delay) {
+            *o = x * d;
+        }
+    }
+}
+
+/// 2-D FFTs of one padded plane `[il_pad][xl_pad]`: along the contiguous rows, then along the columns
+/// through a transposed copy.
+pub struct Fft2 {
+    shape: [usize; 2],
+    forward: [Arc<dyn Fft<f32>>; 2],
+    inverse: [Arc<dyn Fft<f32>>; 2],
+}
+
+/// Per-thread buffers of [`Fft2`].
+pub struct Fft2Scratch {
+    transposed: Vec<Complex32>,
+    work: Vec<Complex32>,
+}
+
+impl Fft2 {
+    /// Transforms of planes of `[rows, cols]` points.
+    pub fn new(shape: [usize; 2]) -> Self {
+        let mut planner = FftPlanner::<f32>::new();
+        let forward = [planner.plan_fft_forward(shape[1]), planner.plan_fft_forward(shape[0])];
+        let inverse = [planner.plan_fft_inverse(shape[1]), planner.plan_fft_inverse(shape[0])];
+        Fft2 { shape, forward, inverse }
+    }
+
+    pub fn scratch(&self) -> Fft2Scratch {
+        let work = self.forward.iter().chain(&self.inverse).map(|f| f.get_inplace_scratch_len()).max().unwrap_or(0);
+        Fft2Scratch {
+            transposed: vec![Complex32::default(); self.shape[0] * self.shape[1]],
+            work: vec![Complex32::default(); work],
+        }
+    }
+
+    /// Forward 2-D FFT in place: `X(k) = Σ x(n) exp(−i k·n)`.
+    pub fn forward(&self, plane: &mut [Complex32], s: &mut Fft2Scratch) {
+        self.run(&self.forward, plane, s);
+    }
+
+    /// Inverse 2-D FFT in place, unnormalised: `x(n) = Σ X(k) exp(+i k·n)`.
+    pub fn inverse(&self, plane: &mut [Complex32], s: &mut Fft2Scratch) {
+        self.run(&self.inverse, plane, s);
+    }
+
+    fn run(&self, ffts: &[Arc<dyn Fft<f32>>; 2], plane: &mut [Complex32], s: &mut Fft2Scratch) {
+        let [rows, cols] = self.shape;
+        ffts[0].process_with_scratch(plane, &mut s.work[..ffts[0].get_inplace_scratch_len()]);
+        if rows > 1 {
+            transpose(plane, &mut s.transposed, rows, cols);
+            ffts[1].process_with_scratch(&mut s.transposed, &mut s.work[..ffts[1].get_inplace_scratch_len()]);
+            transpose(&s.transposed, plane, cols, rows);
+        }
+    }
+}
+
+/// `dst[c][r] = src[r][c]` for a `rows × cols` matrix, in cache-sized tiles.
+pub fn transpose<T: Copy>(src: &[T], dst: &mut [T], rows: usize, cols: usize) {
+    const TILE: usize = 32;
+    for r0 in (0..rows).step_by(TILE) {
+        for c0 in (0..cols).step_by(TILE) {
+            for r in r0..(r0 + TILE).min(rows) {
+                for c in c0..(c0 + TILE).min(cols) {
+                    dst[c * rows + r] = src[r * cols + c];
+                }
+            }
+        }
+    }
+}
+
+/// Read `src` chunk by chunk, window it and transform it into the ω-major spectrum of `plan`.
+pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stats: &mut RunStats) -> Result<Spectrum> {
+    let [ni, nx, nt] = plan.input.shape();
+    let (nw, nk, nx_pad) = (plan.n_omega(), plan.nk(), plan.padded[1]);
+    let mut spectrum = Spectrum { data: vec![Complex32::default(); nw * nk], nk };
+    let transform = TraceTransform::new(plan);
+    let mut chunk = vec![0.0f32; plan.ingest_inlines * nx * nt];
+    let mut bands = vec![Complex32::default(); plan.ingest_inlines * nx * nw];
+
+    progress.begin("read and transform in time", ni as u64);
+    for il0 in (0..ni).step_by(plan.ingest_inlines) {
+        cancel::check()?;
+        let il = il0..(il0 + plan.ingest_inlines).min(ni);
+        let traces = il.len() * nx;
+        let data = &mut chunk[..traces * nt];
+        let t = Instant::now();
+        src.read_box(&IndexBox { il: il.clone(), xl: 0..nx, s: 0..nt }, data)?;
+        stats.add("read", t.elapsed(), (data.len() * 4) as u64);
+
+        let t = Instant::now();
+        window::apply_to_traces(&plan.window, il.clone(), data);
+        stats.add("window", t.elapsed(), 0);
+
+        let t = Instant::now();
+        let band = &mut bands[..traces * nw];
+        band.par_chunks_mut(nw)
+            .zip(data.par_chunks(nt))
+            .for_each_init(|| transform.scratch(), |s, (out, trace)| transform.forward(trace, s, out));
+        // Into the ω-major layout: plane iw, row il, column xl.
+        spectrum.planes_mut().enumerate().for_each(|(iw, plane)| {
+            for (t, row) in band.chunks(nw).enumerate() {
+                plane[(il0 + t / nx) * nx_pad + t % nx] = row[iw];
+            }
+        });
+        stats.add("time-fft", t.elapsed(), 0);
+        progress.advance(il.len() as u64);
+    }
+    progress.finish();
+
+    let t = Instant::now();
+    let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
+    spectrum.planes_mut().for_each_init(|| fft2.scratch(), |s, plane| fft2.forward(plane, s));
+    stats.add("lateral-fft", t.elapsed(), 0);
+    Ok(spectrum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::imaging::{ImageRequest, ImagingParams};
+    use crate::progress::Silent;
+    use crate::velocity::VelocityModel;
+    use crate::volume::{Domain, Geometry, LineAxis, SampleAxis, Volume};
+    use crate::window::{LateralPad, WindowParams};
+    use num_complex::Complex64;
+    use std::f64::consts::TAU;
+
+    /// Reproducible values in [−1, 1).
+    fn random(n: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    fn naive_dft2(x: &[Complex64], rows: usize, cols: usize, sign: f64) -> Vec<Complex64> {
+        let mut out = vec![Complex64::default(); rows * cols];
+        for kr in 0..rows {
+            for kc in 0..cols {
+                out[kr * cols + kc] = (0..rows)
+                    .flat_map(|r| (0..cols).map(move |c| (r, c)))
+                    .map(|(r, c)| {
+                        let ph = (r * kr) as f64 / rows as f64 + (c * kc) as f64 / cols as f64;
+                        x[r * cols + c] * Complex64::from_polar(1.0, sign * TAU * ph)
+                    })
+                    .sum();
+            }
+        }
+        out
+    }
+
+    fn close(a: &[Complex32], b: &[Complex64], tol: f64) {
+        let scale = b.iter().map(|x| x.norm()).fold(0.0, f64::max);
+        for (x, y) in a.iter().zip(b) {
+            let d = (Complex64::new(x.re as f64, x.im as f64) - y).norm();
+            assert!(d <= tol * scale, "{x} vs {y}");
+        }
+    }
+
+    #[test]
+    fn fft2_matches_the_naive_dft_both_ways() {
+        for [rows, cols] in [[6, 10], [1, 9], [5, 1], [12, 15]] {
+            let re = random(rows * cols, 3);
+            let im = random(rows * cols, 4);
+            let x: Vec<Complex64> = re.iter().zip(&im).map(|(a, b)| Complex64::new(*a, *b)).collect();
+            let fft2 = Fft2::new([rows, cols]);
+            let mut s = fft2.scratch();
+            let mut plane: Vec<Complex32> = x.iter().map(|v| Complex32::new(v.re as f32, v.im as f32)).collect();
+            fft2.forward(&mut plane, &mut s);
+            close(&plane, &naive_dft2(&x, rows, cols, -1.0), 1e-5);
+            let mut back: Vec<Complex32> = x.iter().map(|v| Complex32::new(v.re as f32, v.im as f32)).collect();
+            fft2.inverse(&mut back, &mut s);
+            close(&back, &naive_dft2(&x, rows, cols, 1.0), 1e-5);
+        }
+    }
+
+    fn small_plan(origin_ms: f64) -> (Plan, Volume) {
+        let g = Geometry::regular(
+            LineAxis::new(1, 1, 5),
+            LineAxis::new(1, 1, 3),
+            SampleAxis { origin: origin_ms, step: 4.0, len: 12, domain: Domain::Time },
+        );
+        let values = random(g.n_values(), 11);
+        let v = Volume { data: values.iter().map(|&x| x as f32).collect(), geometry: g.clone() };
+        let window = WindowParams {
+            time_taper_ms: 0.0,
+            edge_taper_traces: 0,
+            time_pad_factor: 2.0,
+            lateral_pad: LateralPad::Traces(1),
+        };
+        let params =
+            ImagingParams { nz: Some(2), fmin: 20.0, fmax: 90.0, levels_per_block: Some(1), ..Default::default() };
+        let velocity = VelocityModel::Constant(2000.0);
+        let image = crate::imaging::image_geometry(&g, &params, &velocity).unwrap();
+        let plan = Plan::new(&g, [10.0, 10.0], &window, &params, &velocity, &ImageRequest::whole(&image)).unwrap();
+        (plan, v)
+    }
+
+    /// The whole forward chain (window, zero padding, real FFT, band, t0 delay, ω-major transpose, 2-D FFT)
+    /// against a naive 3-D DFT of the zero-padded input.
+    #[test]
+    fn ingest_matches_a_naive_3d_dft() {
+        for origin_ms in [0.0, 40.0] {
+            let (plan, v) = small_plan(origin_ms);
+            assert_eq!(plan.padded, [6, 4, 24]);
+            let mut stats = RunStats::default();
+            let s = ingest(&v, &plan, &Silent, &mut stats).unwrap();
+            let [pi, px, pt] = plan.padded;
+            for iw in 0..plan.n_omega() {
+                let bin = plan.band.first + iw;
+                let omega = plan.omega(iw);
+                let mut plane = vec![Complex64::default(); pi * px];
+                for il in 0..5 {
+                    for xl in 0..3 {
+                        let tr = v.trace(il, xl);
+                        let x: Complex64 = tr
+                            .iter()
+                            .enumerate()
+                            .map(|(j, &a)| a as f64 * Complex64::from_polar(1.0, -TAU * (j * bin) as f64 / pt as f64))
+                            .sum();
+                        plane[il * px + xl] = x * Complex64::from_polar(1.0, -omega * origin_ms / 1000.0);
+                    }
+                }
+                close(&s.data[iw * s.nk..(iw + 1) * s.nk], &naive_dft2(&plane, pi, px, -1.0), 1e-5);
+            }
+            assert!(stats.seconds("read").is_some() && stats.seconds("lateral-fft").is_some());
+        }
+    }
+
+    #[test]
+    fn transpose_round_trip() {
+        let a: Vec<u32> = (0..35 * 70).collect();
+        let mut t = vec![0; a.len()];
+        transpose(&a, &mut t, 35, 70);
+        assert_eq!(t[3 * 35 + 2], a[2 * 70 + 3]);
+        let mut back = vec![0; a.len()];
+        transpose(&t, &mut back, 70, 35);
+        assert_eq!(back, a);
+    }
+}
