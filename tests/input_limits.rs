@@ -9,15 +9,15 @@
 use std::path::{Path, PathBuf};
 
 use seisimage::error::Location;
+use seisimage::io::hdf5::{Hdf5Options, Hdf5Reader};
 use seisimage::io::npy;
 use seisimage::io::segy::{SegyFile, SegyOptions, SegyReader};
 use seisimage::volume::VolumeReader;
 use seisimage::Error;
 
-mod common {
-    pub mod counting_allocator;
-}
-use common::counting_allocator::{exclusive, peak_allocation};
+#[path = "common/counting_allocator.rs"]
+mod counting_allocator;
+use counting_allocator::{exclusive, peak_allocation};
 
 /// What opening may allocate beyond the size of the file: decoded text, messages, small tables.
 const SLACK: usize = 64 << 10;
@@ -253,4 +253,53 @@ fn huge_npy_shapes() {
     let mut bytes = npy_bytes(2, &dict("(4,)"), &values);
     bytes[8..12].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
     assert_npy_refused(&bytes, 8, "the header length 4294967280 runs past the end of the file");
+}
+/// An HDF5 file holding `/seismic` of `shape` (float32, chunked, nothing written: HDF5 stores no values for
+/// it) and whatever `more` adds.
+fn hdf5_file(dir: &Path, shape: [usize; 3], more: impl FnOnce(&hdf5::File)) -> PathBuf {
+    let path = dir.join("limits.h5");
+    let file = hdf5::File::create(&path).unwrap();
+    let chunk = shape.map(|n| n.min(64));
+    file.new_dataset::<f32>().shape(shape).chunk(chunk).create("seismic").unwrap();
+    more(&file);
+    path
+}
+
+fn hdf5_error(path: &Path) -> (String, usize) {
+    let (result, peak) = peak_allocation(|| Hdf5Reader::open(path, &Hdf5Options::default()).map(|_| ()));
+    let (file, _, message) = format_error(result.expect_err("refused"));
+    assert_eq!(file, path);
+    (message, peak)
+}
+
+#[test]
+fn hdf5_sample_axis_longer_than_the_file() {
+    let _one_at_a_time = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    // Chunks never written take no room: a file of a few hundred bytes declares 2^31 samples and a twt axis
+    // for them, all fill values.
+    let n = 1usize << 31;
+    let path = hdf5_file(dir.path(), [1, 1, n], |f| {
+        f.new_dataset::<f64>().shape([n]).chunk([4096]).create("twt").unwrap();
+    });
+    let len = std::fs::metadata(&path).unwrap().len() as usize;
+    assert!(len < 4096, "{len} bytes");
+    let (message, peak) = hdf5_error(&path);
+    assert!(message.contains("/twt must increase (from 0 to 0 over 2147483648 values)"), "{message}");
+    // The axis is checked in blocks: reading it allocates a block, never the whole axis.
+    assert!(peak <= 1 << 20, "{peak} bytes allocated for a {len}-byte file");
+}
+
+#[test]
+fn hdf5_axes_are_checked_beyond_their_first_block() {
+    let _one_at_a_time = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 200_001;
+    let path = hdf5_file(dir.path(), [1, 1, n], |f| {
+        let mut twt: Vec<f64> = (0..n).map(|k| 2.0 * k as f64).collect();
+        twt[n - 7] += 0.5;
+        f.new_dataset_builder().with_data(&twt).create("twt").unwrap();
+    });
+    let (message, _) = hdf5_error(&path);
+    assert!(message.contains("/twt is not evenly spaced: value 199994 is 399988.5"), "{message}");
 }
