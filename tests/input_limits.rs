@@ -303,3 +303,21 @@ fn hdf5_axes_are_checked_beyond_their_first_block() {
     let (message, _) = hdf5_error(&path);
     assert!(message.contains("/twt is not evenly spaced: value 199994 is 399988.5"), "{message}");
 }
+#[test]
+fn hdf5_line_axes_beyond_64_bit_line_numbers() {
+    let _one_at_a_time = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let path = hdf5_file(dir.path(), [3, 2, 4], |f| {
+        let seismic = f.dataset("seismic").unwrap();
+        seismic.new_attr::<f64>().create("iline_first").unwrap().write_scalar(&0.0).unwrap();
+        seismic.new_attr::<f64>().create("iline_step").unwrap().write_scalar(&1e30).unwrap();
+    });
+    let (message, _) = hdf5_error(&path);
+    assert!(
+        message.ends_with(
+            "the iline axis of /seismic (first 0, step 1e30, 3 lines, from attributes iline_first, iline_step) \
+             reaches 2e30, beyond the line numbers seisimage holds (64-bit integers)"
+        ),
+        "{message}"
+    );
+}

@@ -484,6 +484,15 @@ impl<'a> Scan<'a> {
                 self.volume_path
             )));
         }
+        // Line numbers are 64-bit integers: the last one must be one too, or every number past it wraps.
+        let last = first + step * (len - 1) as f64;
+        if last.abs() >= i64::MAX as f64 / 2.0 {
+            return Err(self.fail(format!(
+                "the {axis} axis of {} (first {first}, step {step:e}, {len} lines, from {source}) reaches {last:e}, \
+                 beyond the line numbers seisimage holds (64-bit integers)",
+                self.volume_path
+            )));
+        }
         Ok((LineAxis::new(first.round() as i64, step.round() as i64, len), source))
     }
 
