@@ -254,6 +254,21 @@ fn huge_npy_shapes() {
     bytes[8..12].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
     assert_npy_refused(&bytes, 8, "the header length 4294967280 runs past the end of the file");
 }
+#[test]
+fn npy_headers_nested_deeper_than_the_stack() {
+    let _one_at_a_time = exclusive();
+    // 100 000 opening parentheses: one level of the header parser's recursion each, far beyond a test
+    // thread's stack.
+    let prefix = "{'descr': '<f4', 'fortran_order': False, 'shape': ";
+    let bytes = npy_bytes(2, &format!("{prefix}{}", "(".repeat(100_000)), &[]);
+    let thirty_third = 12 + prefix.len() as u64 + 32;
+    assert_npy_refused(&bytes, thirty_third, "tuples nested more than 32 deep; a shape is a flat tuple");
+    // 32 levels are parsed, and refused for what they are.
+    let nested = format!("{}1{}", "(".repeat(32), ",)".repeat(32));
+    let bytes = npy_bytes(1, &format!("{prefix}{nested}}}"), &[]);
+    assert_npy_refused(&bytes, 10 + prefix.len() as u64, "the shape must be a tuple of whole numbers");
+}
+
 /// An HDF5 file holding `/seismic` of `shape` (float32, chunked, nothing written: HDF5 stores no values for
 /// it) and whatever `more` adds.
 fn hdf5_file(dir: &Path, shape: [usize; 3], more: impl FnOnce(&hdf5::File)) -> PathBuf {
