@@ -36,21 +36,25 @@ impl LineAxis {
 
     /// The index of a line number, if that number is on this axis.
     pub fn index_of(&self, value: i64) -> Option<usize> {
-        let d = value - self.first;
-        if d < 0 || d % self.step != 0 {
+        // In 128 bits: a line number far from `first` must not overflow the difference.
+        let d = i128::from(value) - i128::from(self.first);
+        let step = i128::from(self.step);
+        if d < 0 || d % step != 0 {
             return None;
         }
-        let i = (d / self.step) as usize;
-        (i < self.len).then_some(i)
+        let i = d / step;
+        (i < self.len as i128).then_some(i as usize)
     }
 
     /// Indices of the lines whose numbers lie in `lo..=hi` (in either order).
     pub fn index_range(&self, lo: i64, hi: i64) -> Range<usize> {
         let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
-        let start = ((lo - self.first).max(0) + self.step - 1) / self.step;
-        let end = if hi < self.first { 0 } else { ((hi - self.first) / self.step + 1).min(self.len as i64) };
-        let start = (start as usize).min(self.len);
-        start..(end as usize).max(start)
+        // In 128 bits: with a step near the 64-bit limit, rounding up by adding `step - 1` would wrap.
+        let (first, step, len) = (i128::from(self.first), i128::from(self.step), self.len as i128);
+        let start = ((i128::from(lo) - first).max(0) + step - 1) / step;
+        let end = if i128::from(hi) < first { 0 } else { ((i128::from(hi) - first) / step + 1).min(len) };
+        let start = start.min(len);
+        start as usize..end.max(start) as usize
     }
 
     pub fn sub(&self, r: Range<usize>) -> LineAxis {
@@ -563,6 +567,12 @@ mod tests {
         assert_eq!(a.index_range(0, 99), 0..0);
         assert_eq!(a.index_range(109, 200), 5..5);
         assert_eq!(a.index_range(0, 1000), 0..5);
+        // Steps and numbers near the 64-bit limits (an HDF5 axis may hold them) select without wrapping.
+        let wide = LineAxis::new(-(1 << 62), (1 << 62) + 7, 2);
+        assert_eq!(wide.index_range(wide.value(1), wide.value(1)), 1..2);
+        assert_eq!(wide.index_of(wide.value(1)), Some(1));
+        assert_eq!(wide.index_of(i64::MAX), None);
+        assert_eq!(wide.index_range(i64::MIN, i64::MAX), 0..2);
     }
 
     #[test]

@@ -2,59 +2,15 @@
 //! counts. Opening them must never panic, and never allocate more than the file could hold, whatever the
 //! headers announce; this binary counts every allocation to prove it. Files that still open must read.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 use seisimage::io::segy::{write_volume, ByteOrder, SegyFile, SegyOptions, SegyReader, SegyWriteOptions, WriteFormat};
 use seisimage::volume::{CoordTransform, Domain, Geometry, LineAxis, SampleAxis, ValueBox, VolumeReader};
 
-/// The system allocator, counting the bytes in use and their peak.
-struct Counting;
-
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = IN_USE.fetch_add(layout.size(), Ordering::SeqCst) + layout.size();
-            PEAK.fetch_max(now, Ordering::SeqCst);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        IN_USE.fetch_sub(layout.size(), Ordering::SeqCst);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size > layout.size() {
-                let now = IN_USE.fetch_add(new_size - layout.size(), Ordering::SeqCst) + new_size - layout.size();
-                PEAK.fetch_max(now, Ordering::SeqCst);
-            } else {
-                IN_USE.fetch_sub(layout.size() - new_size, Ordering::SeqCst);
-            }
-        }
-        p
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// Bytes allocated at most while `f` runs, beyond what was in use before.
-fn peak_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = IN_USE.load(Ordering::SeqCst);
-    PEAK.store(before, Ordering::SeqCst);
-    let out = f();
-    (out, PEAK.load(Ordering::SeqCst) - before)
-}
+#[path = "common/counting_allocator.rs"]
+mod counting_allocator;
+use counting_allocator::{exclusive, peak_allocation};
 
 /// What opening may allocate beyond the size of the file: decoded text, messages, small tables.
 const SLACK: usize = 64 << 10;
@@ -189,6 +145,7 @@ proptest! {
         damage in proptest::collection::vec(damage(), 1..4),
         opts in options(),
     ) {
+        let _one_at_a_time = exclusive();
         let (probe, peak) = peak_allocation(|| vec![1u8; 1 << 16]);
         prop_assert!(peak >= probe.len(), "the counting allocator sees allocations");
         let originals = ORIGINALS.with(|o| o.clone());

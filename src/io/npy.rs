@@ -18,6 +18,8 @@ const MAGIC: &[u8; 6] = b"\x93NUMPY";
 const ALIGN: usize = 64;
 /// Values converted per read while loading.
 const READ_BLOCK: usize = 16 * 1024;
+/// Tuples nested deeper than this in a header are refused (numpy writes none nested at all).
+const MAX_NESTING: usize = 32;
 
 /// Write `data` (C order) as an array of `shape`, atomically.
 pub fn write(path: &Path, shape: &[usize], data: &[f32]) -> Result<PathBuf> {
@@ -209,12 +211,12 @@ impl Header<'_> {
         self.expect(b'{')?;
         while !self.eat(b'}') {
             let key_at = self.pos;
-            let key = match self.literal()? {
+            let key = match self.literal(0)? {
                 Literal::Str(key) => key,
                 other => return Err(self.fail(format!("expected a key, found {other:?}"))),
             };
             self.expect(b':')?;
-            let value = self.literal()?;
+            let value = self.literal(0)?;
             let slot = match key.as_str() {
                 "descr" => &mut descr,
                 "fortran_order" => &mut fortran_order,
@@ -295,7 +297,8 @@ impl Header<'_> {
         }
     }
 
-    fn literal(&mut self) -> Result<Literal> {
+    /// The literal at the current position, inside `nesting` tuples.
+    fn literal(&mut self, nesting: usize) -> Result<Literal> {
         self.skip_space();
         let rest = &self.text[self.pos..];
         match rest.first() {
@@ -313,11 +316,15 @@ impl Header<'_> {
                 self.pos += len + usize::from(rest.get(len) == Some(&b'L'));
                 Ok(Literal::Int(value))
             }
+            // Each level of nesting is a level of recursion: a header of nothing but '(' must not exhaust the stack.
+            Some(b'(') if nesting == MAX_NESTING => {
+                Err(self.fail(format!("tuples nested more than {MAX_NESTING} deep; a shape is a flat tuple")))
+            }
             Some(b'(') => {
                 self.pos += 1;
                 let mut items = Vec::new();
                 while !self.eat(b')') {
-                    items.push(self.literal()?);
+                    items.push(self.literal(nesting + 1)?);
                     if !self.eat(b',') {
                         self.expect(b')')?;
                         break;

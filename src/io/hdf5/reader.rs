@@ -2,6 +2,7 @@
 //! indices), its survey coordinates and its live mask; afterwards read boxes of it by hyperslab.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use ::hdf5::filters::Filter;
@@ -22,6 +23,8 @@ use crate::volume::{CoordTransform, Domain, Geometry, IndexBox, LineAxis, Sample
 const MAX_LISTED: usize = 50;
 /// How deep the search for 3-D datasets goes into nested groups.
 const MAX_GROUP_DEPTH: usize = 32;
+/// Values of an axis dataset read at a time.
+const AXIS_BLOCK: usize = 1 << 16;
 
 /// An HDF5 volume opened for reading.
 pub struct Hdf5Reader {
@@ -368,22 +371,29 @@ impl<'a> Scan<'a> {
         Ok(Some((path, dataset)))
     }
 
-    /// The values of a 1-D companion dataset of numbers, as f64.
-    fn values(&self, path: &str, dataset: &Dataset) -> Result<Vec<f64>> {
-        match dataset.dtype().and_then(|t| t.to_descriptor()) {
-            Ok(TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) | TypeDescriptor::Float(_)) => {
-                dataset.read_raw::<f64>().doing(self.file, || format!("reading {path}"))
-            }
-            _ => Err(self.fail(format!("{path} does not hold numbers"))),
+    /// First value and step of the evenly spaced, increasing numbers of a 1-D companion dataset, times
+    /// `factor` (a unit conversion).
+    ///
+    /// Read in blocks: the dataset's length is the volume's, which the file need not back (chunks never
+    /// written take no room), so a dataset of fill values longer than the file costs one block of memory,
+    /// and is refused once its first and last values are read.
+    fn spacing(&self, path: &str, dataset: &Dataset, factor: f64) -> Result<(f64, Option<f64>)> {
+        if !matches!(
+            dataset.dtype().and_then(|t| t.to_descriptor()),
+            Ok(TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) | TypeDescriptor::Float(_))
+        ) {
+            return Err(self.fail(format!("{path} does not hold numbers")));
         }
-    }
-
-    /// First value and step of the evenly spaced, increasing values of a companion dataset.
-    fn spacing(&self, path: &str, values: &[f64]) -> Result<(f64, Option<f64>)> {
-        let (first, last, n) = (values[0], values[values.len() - 1], values.len());
+        let read = |range: Range<usize>| -> Result<Vec<f64>> {
+            let values = dataset.read_slice_1d::<f64, _>(range).doing(self.file, || format!("reading {path}"))?;
+            Ok(values.iter().map(|v| v * factor).collect())
+        };
+        let n = dataset.size();
+        let first = read(0..1)?[0];
         if n == 1 {
             return if first.is_finite() { Ok((first, None)) } else { Err(self.fail(format!("{path} holds {first}"))) };
         }
+        let last = read(n - 1..n)?[0];
         let step = (last - first) / (n - 1) as f64;
         if !(step > 0.0 && step.is_finite()) {
             return Err(self.fail(format!(
@@ -392,15 +402,20 @@ impl<'a> Scan<'a> {
         }
         // Values stored as f32 (a time axis in seconds, say) are allowed their rounding; NaN is not.
         let expected = |i: usize| first + i as f64 * step;
-        let off_grid = |(i, v): &(usize, f64)| {
-            let miss = (v - expected(*i)).abs();
+        let off_grid = |i: usize, v: f64| {
+            let miss = (v - expected(i)).abs();
             miss.is_nan() || miss > 1e-3 * step
         };
-        if let Some((i, v)) = values.iter().copied().enumerate().find(off_grid) {
-            return Err(self.fail(format!(
-                "{path} is not evenly spaced: value {i} is {v}, but {first} + {i} × {step} = {} was expected",
-                expected(i)
-            )));
+        for start in (0..n).step_by(AXIS_BLOCK) {
+            let block = read(start..(start + AXIS_BLOCK).min(n))?;
+            if let Some((i, v)) =
+                block.into_iter().enumerate().map(|(k, v)| (start + k, v)).find(|&(i, v)| off_grid(i, v))
+            {
+                return Err(self.fail(format!(
+                    "{path} is not evenly spaced: value {i} is {v}, but {first} + {i} × {step} = {} was expected",
+                    expected(i)
+                )));
+            }
         }
         Ok((first, Some(step)))
     }
@@ -441,7 +456,7 @@ impl<'a> Scan<'a> {
     fn line_axis(&mut self, axis: &'static str, len: usize, what: &str) -> Result<(LineAxis, AxisSource)> {
         let dataset = match self.companion(axis, &[len], what)? {
             Some((path, ds)) => {
-                let (first, step) = self.spacing(&path, &self.values(&path, &ds)?)?;
+                let (first, step) = self.spacing(&path, &ds, 1.0)?;
                 Some(Found { first, step, source: AxisSource::Dataset(path) })
             }
             None => None,
@@ -466,6 +481,15 @@ impl<'a> Scan<'a> {
             return Err(self.fail(format!(
                 "the {axis} axis of {} (first {first}, step {step}, from {source}) is not made of ascending whole \
                  line numbers",
+                self.volume_path
+            )));
+        }
+        // Line numbers are 64-bit integers: the last one must be one too, or every number past it wraps.
+        let last = first + step * (len - 1) as f64;
+        if last.abs() >= i64::MAX as f64 / 2.0 {
+            return Err(self.fail(format!(
+                "the {axis} axis of {} (first {first}, step {step:e}, {len} lines, from {source}) reaches {last:e}, \
+                 beyond the line numbers seisimage holds (64-bit integers)",
                 self.volume_path
             )));
         }
@@ -548,8 +572,7 @@ impl<'a> Scan<'a> {
                     },
                     None => attr_factor,
                 };
-                let values: Vec<f64> = self.values(&path, &ds)?.into_iter().map(|v| v * factor).collect();
-                let (first, step) = self.spacing(&path, &values)?;
+                let (first, step) = self.spacing(&path, &ds, factor)?;
                 Some(Found { first, step, source: AxisSource::Dataset(path) })
             }
             None => None,

@@ -101,20 +101,45 @@ impl SegyFile {
         let first = map
             .get(first_trace as usize..first_trace as usize + TRACE_HEADER_LEN)
             .map(|bytes| TraceHeader::parse(bytes.try_into().expect("240 bytes"), order, &locations));
-        let samples = match layout::samples_per_trace(&binary) {
-            0 => first.map(|h| h.samples as u64).filter(|&n| n > 0).ok_or_else(|| {
-                let why = "the sample count is 0 in binary header field 3221-3222 and in trace header field 115-116 \
-                           of the first trace";
-                fail(3220, why.into())
-            })?,
-            n => n,
+        let first_trace_samples =
+            layout::Field { offset: first_trace + 114, name: "trace header field 115-116 of the first trace" };
+        let (samples, samples_field) = match layout::samples_per_trace(&binary).map_err(|(at, m)| fail(at, m))? {
+            Some(found) => found,
+            None => first.map(|h| h.samples as u64).filter(|&n| n > 0).map(|n| (n, first_trace_samples)).ok_or_else(
+                || {
+                    let why = "the sample count is 0 in binary header field 3221-3222 and in trace header field \
+                               115-116 of the first trace";
+                    fail(3220, why.into())
+                },
+            )?,
         };
+        let announced = format!("{} announces {samples} samples per trace", samples_field.name);
         let trace_size = layout::trace_size(samples, format, extra_trace_headers)
-            .ok_or_else(|| fail(3220, format!("{samples} samples per trace cannot be addressed")))?;
+            .ok_or_else(|| fail(samples_field.offset, format!("{announced}, more than can be addressed")))?;
+        let headers = TRACE_HEADER_LEN as u64 * (1 + extra_trace_headers);
         let trace_count = match layout::count_traces(len, first_trace, trace_size) {
             TraceCount::Whole(n) => n,
+            // Not even one trace fits: the count of additional headers, else the sample count (or the format),
+            // is the likelier culprit.
+            TraceCount::Partial { complete: 0, left, .. } if headers > left => {
+                let why = format!(
+                    "binary header field 3507 announces {extra_trace_headers} additional trace headers: with them a \
+                     trace takes {trace_size} bytes, more than the {left} bytes from the first trace (byte \
+                     {first_trace}) to the end of the file"
+                );
+                return Err(fail(3506, why));
+            }
+            TraceCount::Partial { complete: 0, left, .. } => {
+                let why = format!(
+                    "{announced}: with {headers} header bytes and {} bytes per sample ({}), a trace takes \
+                     {trace_size} bytes, more than the {left} bytes from the first trace (byte {first_trace}) to the \
+                     end of the file. The sample count or the format is wrong, or the file is truncated",
+                    format.bytes(),
+                    format.name()
+                );
+                return Err(fail(samples_field.offset, why));
+            }
             TraceCount::Partial { complete, at, left } => {
-                let headers = TRACE_HEADER_LEN as u64 * (1 + extra_trace_headers);
                 let why = format!(
                     "the file ends {left} bytes into trace {} (of {trace_size} bytes: {headers} header bytes and \
                      {samples} samples of {} bytes); traces start at byte {first_trace}. The file is truncated, its \
@@ -126,17 +151,39 @@ impl SegyFile {
                 return Err(fail(at, why));
             }
         };
+        // Rev 2 states the trace count (0: not stated). Files with other revision numbers are not held to it:
+        // some writers leave garbage in the bytes that rev 2 assigned.
+        let stated = binary.traces_in_file;
+        if binary.revision().0 == 2 && stated != 0 && stated != trace_count {
+            let why = if stated > trace_count {
+                "the file is truncated, or the field is wrong"
+            } else {
+                "the rest would be data trailer records, which seisimage does not read, or the field is wrong"
+            };
+            return Err(fail(
+                3512,
+                format!(
+                    "binary header field 3513-3520 announces {stated} traces, but the file holds {trace_count} \
+                     traces of {trace_size} bytes from byte {first_trace}: {why}"
+                ),
+            ));
+        }
 
         let interval = interval_override
             .or_else(|| layout::sample_interval(&binary))
             .or_else(|| first.map(|h| h.sample_interval as f64).filter(|&dt| dt > 0.0))
             .ok_or_else(|| {
+                let extended = binary.revision().0 >= 2 && binary.ext_sample_interval != 0.0;
                 fail(
                     3216,
                     format!(
-                        "no sample interval: binary header field 3217-3218 holds {}{}; set the sample interval \
+                        "no sample interval: binary header field 3217-3218 holds {}{}{}; set the sample interval \
                          explicitly (sample_interval)",
                         binary.sample_interval,
+                        match extended {
+                            true => format!(", field 3273-3280 (rev 2) {}", binary.ext_sample_interval),
+                            false => String::new(),
+                        },
                         match first {
                             Some(h) =>
                                 format!(" and trace header field 117-118 of the first trace {}", h.sample_interval),

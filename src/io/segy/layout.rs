@@ -106,13 +106,31 @@ pub fn decide_byte_order(
     }
 }
 
-/// Samples per trace from the binary header: the rev-2 extended count at 3269 when set, else 3221-3222
-/// (unsigned). 0 when the header does not say.
-pub fn samples_per_trace(h: &BinaryHeader) -> u64 {
-    if h.revision().0 >= 2 && h.ext_samples_per_trace > 0 {
-        h.ext_samples_per_trace as u64
-    } else {
-        h.samples_per_trace as u64
+/// A header field, for messages: its 0-based offset in the file and how the standard names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub offset: u64,
+    pub name: &'static str,
+}
+
+pub const SAMPLES_FIELD: Field = Field { offset: 3220, name: "binary header field 3221-3222" };
+pub const EXT_SAMPLES_FIELD: Field = Field { offset: 3268, name: "binary header field 3269-3272 (rev 2)" };
+
+/// Samples per trace from the binary header, and the field that gives it: the rev-2 extended count at 3269
+/// when set, else 3221-3222 (unsigned). `None` when the header does not say (both 0). Err: an extended count
+/// that is negative, as the standard's signed 4-byte field holds values of 2^31 and more.
+pub fn samples_per_trace(h: &BinaryHeader) -> Result<Option<(u64, Field)>, (u64, String)> {
+    let extended = h.revision().0 >= 2 && h.ext_samples_per_trace != 0;
+    match h.ext_samples_per_trace {
+        n if extended && n < 0 => Err((
+            EXT_SAMPLES_FIELD.offset,
+            format!(
+                "{} holds {n} samples per trace ({:#010x}); a count must be positive",
+                EXT_SAMPLES_FIELD.name, n as u32
+            ),
+        )),
+        n if extended => Ok(Some((n as u64, EXT_SAMPLES_FIELD))),
+        _ => Ok((h.samples_per_trace > 0).then_some((h.samples_per_trace as u64, SAMPLES_FIELD))),
     }
 }
 

@@ -75,21 +75,23 @@ impl TextHeader {
 /// bytes are `file`: the count itself, checked against the file size, or for -1 the records up to and
 /// including the `((SEG: EndText))` stanza. Err: the byte offset of the problem and what it is.
 pub fn extended_record_count(file: &[u8], declared: i16) -> Result<usize, (u64, String)> {
-    let first = FILE_HEADER_LEN;
-    let records_in_file = file.len().saturating_sub(first) / TEXT_RECORD_LEN;
+    // Empty when the file is too short to hold even the file header: it has no extended records either.
+    let after_header = file.get(FILE_HEADER_LEN..).unwrap_or_default();
+    let records_in_file = after_header.len() / TEXT_RECORD_LEN;
     match declared {
         n if n >= 0 && n as usize <= records_in_file => Ok(n as usize),
         n if n >= 0 => Err((
             3504,
             format!(
-                "binary header field 3505-3506 announces {n} extended text headers ({} bytes) but only {} bytes                  follow the binary header",
+                "binary header field 3505-3506 announces {n} extended text headers ({} bytes) but only {} bytes \
+                 follow the binary header",
                 n as usize * TEXT_RECORD_LEN,
-                file.len() - first
+                after_header.len()
             ),
         )),
         -1 => {
             let mut encoding = TextEncoding::Ebcdic;
-            for (k, record) in file[first..].chunks_exact(TEXT_RECORD_LEN).enumerate() {
+            for (k, record) in after_header.chunks_exact(TEXT_RECORD_LEN).enumerate() {
                 encoding = record_encoding(record).unwrap_or(encoding);
                 if is_end_text(&decode(record, encoding)) {
                     return Ok(k + 1);
@@ -97,11 +99,17 @@ pub fn extended_record_count(file: &[u8], declared: i16) -> Result<usize, (u64, 
             }
             Err((
                 3504,
-                "binary header field 3505-3506 is -1 (extended text headers up to a ((SEG: EndText)) stanza), but                  no such stanza starts a 3200-byte record anywhere in the file"
+                "binary header field 3505-3506 is -1 (extended text headers up to a ((SEG: EndText)) stanza), but \
+                 no such stanza starts a 3200-byte record anywhere in the file"
                     .into(),
             ))
         }
-        n => Err((3504, format!("binary header field 3505-3506 holds {n} extended text headers; only -1 and counts >= 0 are defined"))),
+        n => Err((
+            3504,
+            format!(
+                "binary header field 3505-3506 holds {n} extended text headers; only -1 and counts >= 0 are defined"
+            ),
+        )),
     }
 }
 
