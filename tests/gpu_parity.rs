@@ -194,3 +194,69 @@ fn gpu_frequency_bands_give_the_same_image() {
     assert!(msg.contains("Stolt needs every frequency") && msg.contains("GiB"), "{msg}");
     gpu.set_memory_limit(None);
 }
+
+/// Device memory taken by another user between runs (here a buffer of this process, which the driver counts
+/// the same way): the next run plans with what is left, so it runs in frequency bands and still computes
+/// what the CPU computes; with almost nothing left it is refused with the numbers. Never a hang or a panic.
+#[test]
+fn gpu_memory_taken_by_another_user_gives_bands_or_a_clear_error() {
+    let Some(mut gpu) = gpu_engine() else { return };
+    let src = model(0.0, true);
+    let j = job(Method::PhaseShift, layered());
+    let req = sparse(&j.image_geometry(&src));
+    let plan = j.plan(&src, &req);
+    let mut cpu = CpuEngine::new(None).unwrap();
+    let reference = j.run(&mut cpu, &src, &req);
+    let run = |gpu: &mut seisimage::gpu::GpuEngine| {
+        let mut stats = seisimage::stats::RunStats::default();
+        let out = gpu.migrate(&src, &plan, &j.velocity, &req, &seisimage::progress::Silent, &mut stats);
+        out.map(|image| (image, stats.frequency_bands))
+    };
+    // The memory at which this job runs in 3 bands.
+    let mut limit = 1u64 << 30;
+    loop {
+        gpu.set_memory_limit(Some(limit));
+        match run(&mut gpu) {
+            Ok((_, bands)) if bands >= 3 => break,
+            Ok(_) => limit = limit * 9 / 10,
+            Err(e) => panic!("refused at {limit} bytes before running in 3 bands: {e}"),
+        }
+    }
+    gpu.set_memory_limit(None);
+
+    // Someone takes all but about that much (the engine plans with 92 % of what is free, less a reserve).
+    let rt = seisimage::gpu::probe().unwrap();
+    let other = seisimage::gpu::device::Gpu::open(rt.devices[0].clone()).unwrap();
+    // Allocations cost more than their size (page rounding, the driver's tables), so take the memory in
+    // steps until what is free is just above that.
+    use seisimage::gpu::engine::{MEMORY_HEADROOM, MEMORY_RESERVE};
+    let target = ((limit + MEMORY_RESERVE) as f64 / MEMORY_HEADROOM) as usize + (1 << 20);
+    let mut taken = Vec::new();
+    for _ in 0..20 {
+        let (free, _) = other.memory().unwrap();
+        if free <= target + (4 << 20) {
+            break;
+        }
+        taken.push(other.alloc::<u8>(free - target - (2 << 20)).expect("taking the device's memory"));
+    }
+    let (leave, _) = other.memory().unwrap();
+    let (image, bands) = run(&mut gpu).unwrap_or_else(|e| panic!("with {leave} bytes left: {e}"));
+    let e = image.iter().zip(&reference).map(|(g, c)| relative_l2(g, c)).fold(0.0, f64::max);
+    eprintln!("with {leave} bytes of device memory left: {bands} frequency bands, relative L2 {e:.2e}");
+    assert!(bands >= 2, "the run should have needed bands with {leave} bytes left");
+    assert!(e <= 1e-4, "in {bands} bands: GPU vs CPU relative L2 {e:.2e}");
+
+    // Then almost everything: a clear refusal that says what was needed and what was there.
+    let (free, _) = other.memory().unwrap();
+    let rest = other.alloc::<u8>(free.saturating_sub(4 << 20)).expect("taking the rest");
+    let err = run(&mut gpu).expect_err("a run with 4 MiB of device memory left");
+    let msg = err.to_string();
+    eprintln!("with 4 MiB left: {msg}");
+    assert!(msg.contains("device memory") && msg.contains("GiB"), "{msg}");
+    drop((taken, rest));
+    // The engine is still usable once the memory is back.
+    let (image, bands) = run(&mut gpu).expect("a run once the memory is free again");
+    assert_eq!(bands, 1);
+    let e = image.iter().zip(&reference).map(|(g, c)| relative_l2(g, c)).fold(0.0, f64::max);
+    assert!(e <= 1e-4, "after the memory came back: relative L2 {e:.2e}");
+}

@@ -248,9 +248,9 @@ fn three_byte_unsigned(path: &Path, reference: &BTreeMap<String, Value>) {
 /// segyio's test files with every header field at an extreme: revision 218 (decrement) or 36 (increment),
 /// 4 samples from the rev-2 extended count, the byte order from the rev-2 constant.
 ///
-/// - decrement: seisimage takes the interval from the rev-2 double at 3273-3280, which overrides 3217-3218;
-///   segyio 1.9 ignores that field, and its interval is a 4 ms fallback because 3217 and trace byte 117
-///   disagree.
+/// - decrement: the rev-2 double at 3273-3280 holds more than 10^15 µs, outside what seisimage takes as an
+///   interval (1 ns to 10 s), so the interval comes from 3217-3218 (32762 µs); segyio 1.9 ignores the
+///   double, and its interval is a 4 ms fallback because 3217 and trace byte 117 disagree.
 /// - increment: every interval field is negative. seisimage refuses to guess (as for
 ///   interval-neg-bin-neg-trace.sgy); segyio assumes 4 ms, which the test then sets explicitly.
 /// - The -lsb twins, which segyio 1.9 cannot open (it ignores the extended sample count in little-endian
@@ -275,7 +275,8 @@ fn every_field_at_its_limit(path: &Path, reference: &BTreeMap<String, Value>) {
     if name.starts_with("decrement") {
         let extended = file.binary_header().ext_sample_interval;
         assert!(extended > 1e15, "{extended}");
-        r["dt_ms"] = (extended / 1000.0).into();
+        assert_eq!(file.binary_header().sample_interval, 32762);
+        r["dt_ms"] = 32.762.into();
     }
     same_facts(&file, &r);
     assert_eq!(digest(&all_traces(&file)), r["traces"]["sha256"].as_str().unwrap());

@@ -21,8 +21,13 @@ use crate::stats::RunStats;
 use crate::velocity::VelocityModel;
 use crate::volume::VolumeReader;
 
-/// Fraction of the free device memory a run may plan to use (cuFFT and the driver need some slack).
-const MEMORY_HEADROOM: f64 = 0.92;
+/// A run may plan to use this fraction of the free device memory, less [`MEMORY_RESERVE`]: cuFFT's plans and
+/// the driver allocate beyond what the plan counts, and every allocation is rounded up to whole pages.
+pub const MEMORY_HEADROOM: f64 = 0.92;
+/// Device memory left out of every plan whatever the job's size: on a nearly full device 8 % of what is
+/// free does not cover the plans and page rounding of a small job (measured: a 24 MiB plan failed to
+/// allocate with 28 MiB free).
+pub const MEMORY_RESERVE: u64 = 64 << 20;
 
 /// A kernel argument; every one is passed to the driver as a pointer to an 8-byte cell.
 pub(super) enum Arg {
@@ -84,7 +89,7 @@ impl GpuEngine {
     /// Bytes of device memory a run may plan to use now.
     pub(super) fn available_memory(&self) -> Result<u64> {
         let (free, _) = self.gpu.memory()?;
-        let free = (MEMORY_HEADROOM * free as f64) as u64;
+        let free = ((MEMORY_HEADROOM * free as f64) as u64).saturating_sub(MEMORY_RESERVE);
         Ok(self.memory_limit.map_or(free, |l| l.min(free)))
     }
 

@@ -305,7 +305,7 @@ impl<'a> Run<'a> {
             self.image_all_levels()?;
         }
         e.sync(&e.compute)?;
-        stats.add("device-compute", t.elapsed(), 0);
+        stats.add("ingest+compute", t.elapsed(), 0);
         self.collect_timers(stats)?;
         if e.naive {
             self.download_naive(stats)

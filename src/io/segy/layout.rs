@@ -134,10 +134,15 @@ pub fn samples_per_trace(h: &BinaryHeader) -> Result<Option<(u64, Field)>, (u64,
     }
 }
 
+/// The range of rev-2 double intervals (µs) taken as meant: from a nanosecond to 10 s a sample. Outside it
+/// the eight bytes are damage or a field that was never written (a subnormal double from one stray byte
+/// would otherwise make an axis of zero length in time).
+const PLAUSIBLE_EXT_INTERVAL: std::ops::RangeInclusive<f64> = 1e-3..=1e7;
+
 /// Sample interval from the binary header (µs, or mm in seisimage depth files): the rev-2 double at 3273
-/// when positive, else 3217-3218 when positive.
+/// when it is a plausible interval (see [`PLAUSIBLE_EXT_INTERVAL`]), else 3217-3218 when positive.
 pub fn sample_interval(h: &BinaryHeader) -> Option<f64> {
-    if h.revision().0 >= 2 && h.ext_sample_interval.is_finite() && h.ext_sample_interval > 0.0 {
+    if h.revision().0 >= 2 && PLAUSIBLE_EXT_INTERVAL.contains(&h.ext_sample_interval) {
         Some(h.ext_sample_interval)
     } else {
         (h.sample_interval > 0).then_some(h.sample_interval as f64)
@@ -209,6 +214,24 @@ mod tests {
 
     fn order_mark(order: ByteOrder) -> [u8; 4] {
         order.u32(0x0102_0304)
+    }
+
+    #[test]
+    fn the_rev2_interval_is_used_only_when_plausible() {
+        let h = |ext: f64, int: i16, rev: [u8; 2]| BinaryHeader {
+            ext_sample_interval: ext,
+            sample_interval: int,
+            revision_bytes: rev,
+            ..Default::default()
+        };
+        assert_eq!(sample_interval(&h(250.5, 4000, [2, 0])), Some(250.5));
+        assert_eq!(sample_interval(&h(250.5, 4000, [1, 0])), Some(4000.0), "rev 1 has no double");
+        // One stray byte in an unwritten double makes a subnormal number: not an interval.
+        let subnormal = f64::from_bits(1);
+        for bad in [0.0, -4000.0, subnormal, 1e-6, 1e12, f64::NAN, f64::INFINITY] {
+            assert_eq!(sample_interval(&h(bad, 4000, [2, 1])), Some(4000.0), "{bad:e}");
+            assert_eq!(sample_interval(&h(bad, 0, [2, 1])), None, "{bad:e}");
+        }
     }
 
     #[test]
