@@ -193,6 +193,12 @@ pub struct Manifest {
     /// Bytes of every product file written.
     pub product_bytes: u64,
     pub products: Vec<ProductRecord>,
+    /// When the manifest was on disk: the run complete. The engine's release of the device, which
+    /// overlaps writing the products, may still be waited for after it (`release_seconds`, not in the file).
+    #[serde(skip)]
+    pub completed: Option<Instant>,
+    #[serde(skip)]
+    pub release_seconds: f64,
 }
 
 #[derive(Serialize)]
@@ -266,8 +272,34 @@ pub fn execute(p: &Prepared, engine: EngineStart, progress: &dyn Progress) -> Re
     }
     crate::cancel::check()?;
 
+    // Tearing down a GPU engine (its context, streams, modules and pinned buffers) takes a noticeable
+    // fraction of a second: let it happen while the products are written.
+    let release = std::thread::spawn(move || {
+        let t = Instant::now();
+        drop(engine);
+        t.elapsed()
+    });
+    let finished = finish(p, &images, stats, choice, started, clock, progress);
+    // Only now wait for the engine's release, error or not, so that a process never exits while the driver
+    // is tearing a context down on another thread.
+    let released =
+        release.join().map_err(|_| Error::Backend("releasing the compute engine failed (a thread panicked)".into()))?;
+    tracing::debug!("compute engine released in {:.3} s", released.as_secs_f64());
+    Ok(Manifest { release_seconds: released.as_secs_f64(), ..finished? })
+}
+
+/// Write the products, then the manifest that vouches for them.
+fn finish(
+    p: &Prepared,
+    images: &[Vec<f32>],
+    mut stats: RunStats,
+    choice: BackendChoice,
+    started: SystemTime,
+    clock: Instant,
+    progress: &dyn Progress,
+) -> Result<Manifest> {
     let t = Instant::now();
-    let records = write_products(p, &images, progress)?;
+    let records = write_products(p, images, progress)?;
     let product_bytes: u64 = records.iter().flat_map(|r| r.files.iter()).map(|f| f.bytes).sum();
     stats.add("write", t.elapsed(), product_bytes);
 
@@ -289,12 +321,14 @@ pub fn execute(p: &Prepared, engine: EngineStart, progress: &dyn Progress) -> Re
         stages: stats,
         product_bytes,
         products: records,
+        completed: None,
+        release_seconds: 0.0,
     };
     let json =
         serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Request(format!("cannot encode the manifest: {e}")))?;
     crate::cancel::check()?;
-    crate::io::output::write_atomic(out_dir.join(MANIFEST), &json)?;
-    Ok(manifest)
+    crate::io::output::write_atomic(p.job.config.output.dir.join(MANIFEST), &json)?;
+    Ok(Manifest { completed: Some(Instant::now()), ..manifest })
 }
 
 fn write_products(p: &Prepared, images: &[Vec<f32>], progress: &dyn Progress) -> Result<Vec<ProductRecord>> {

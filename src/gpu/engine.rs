@@ -191,7 +191,9 @@ impl Engine for GpuEngine {
         let _ = self.compute.synchronize();
         let _ = self.copy_in.synchronize();
         let _ = self.copy_out.synchronize();
+        let t = Instant::now();
         drop(run);
+        stats.add("device-release", t.elapsed(), 0);
         self.staging = staging;
         result
     }
