@@ -79,11 +79,20 @@ phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], weighted, car
         for (int s = 0; s < n_segs; ++s) {
             const Segment seg = segs[s];
             if (seg.flags & SEG_NEW_FACTORS) {
+                bool any = false;
 #pragma unroll
                 for (int g = 0; g < PS_G; ++g) {
                     // A component once evanescent stays zero: it needs no factor.
                     if (p[g].re == 0.0f && p[g].im == 0.0f) continue;
                     f[g] = phase_factor_stretch(om_f[g], omega + w0 + g, kkf, kk, seg);
+                    any |= f[g].re != 0.0f || f[g].im != 0.0f;
+                }
+                // Every component is zero from this stretch down (new factors always come with a move): the
+                // rest of the block adds nothing, and a warp whose threads all get here stops working.
+                if (!any) {
+#pragma unroll
+                    for (int g = 0; g < PS_G; ++g) p[g] = cpx_make(0, 0);
+                    break;
                 }
             }
             if (seg.flags & SEG_MOVES) {
