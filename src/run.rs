@@ -341,7 +341,9 @@ fn write_products(p: &Prepared, images: &[Vec<f32>], progress: &dyn Progress) ->
         .zip(images.par_iter())
         .map(|(spec, data)| {
             crate::cancel::check()?;
+            let t = Instant::now();
             let r = products::write_product(&out.dir, spec, data, &p.image, p.bin_size, &out.render);
+            tracing::debug!("product {} written in {:.3} s", spec.stem, t.elapsed().as_secs_f64());
             progress.advance(1);
             r
         })
