@@ -193,12 +193,10 @@ pub struct Manifest {
     /// Bytes of every product file written.
     pub product_bytes: u64,
     pub products: Vec<ProductRecord>,
-    /// When the manifest was on disk: the run complete. The engine's release of the device, which
-    /// overlaps writing the products, may still be waited for after it (`release_seconds`, not in the file).
+    /// When the manifest was on disk: the run complete. The engine's release of the device, which overlaps
+    /// writing the products, may still be waited for after it (logged, not in the file).
     #[serde(skip)]
     pub completed: Option<Instant>,
-    #[serde(skip)]
-    pub release_seconds: f64,
 }
 
 #[derive(Serialize)]
@@ -285,7 +283,7 @@ pub fn execute(p: &Prepared, engine: EngineStart, progress: &dyn Progress) -> Re
     let released =
         release.join().map_err(|_| Error::Backend("releasing the compute engine failed (a thread panicked)".into()))?;
     tracing::debug!("compute engine released in {:.3} s", released.as_secs_f64());
-    Ok(Manifest { release_seconds: released.as_secs_f64(), ..finished? })
+    finished
 }
 
 /// Write the products, then the manifest that vouches for them.
@@ -322,7 +320,6 @@ fn finish(
         product_bytes,
         products: records,
         completed: None,
-        release_seconds: 0.0,
     };
     let json =
         serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Request(format!("cannot encode the manifest: {e}")))?;

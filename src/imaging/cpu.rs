@@ -74,38 +74,13 @@ mod tests {
 
     use super::*;
     use crate::imaging::formulas::phase_factor;
+    use crate::imaging::naive::{dft2, random};
     use crate::imaging::spectrum::Spectrum;
     use crate::imaging::{image_geometry, ImagingParams};
     use crate::progress::Silent;
     use crate::velocity::{Interpolation, VelocityTable};
     use crate::volume::{Domain, Geometry, LineAxis, SampleAxis};
     use crate::window::{LateralPad, WindowParams};
-
-    fn random(n: usize, seed: u64) -> Vec<f64> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-            })
-            .collect()
-    }
-
-    fn dft2(x: &[Complex64], rows: usize, cols: usize, sign: f64) -> Vec<Complex64> {
-        let mut out = vec![Complex64::default(); rows * cols];
-        for (kk, o) in out.iter_mut().enumerate() {
-            let (kr, kc) = (kk / cols, kk % cols);
-            *o = x
-                .iter()
-                .enumerate()
-                .map(|(n, v)| {
-                    let ph = ((n / cols) * kr) as f64 / rows as f64 + ((n % cols) * kc) as f64 / cols as f64;
-                    v * Complex64::from_polar(1.0, sign * TAU * ph)
-                })
-                .sum();
-        }
-        out
-    }
 
     fn setup(method: Method, velocity: &VelocityModel) -> (Plan, ImageRequest, Vec<Complex64>) {
         let g = Geometry::regular(

@@ -17,6 +17,8 @@
 pub mod cpu;
 pub mod formulas;
 pub mod image;
+#[cfg(test)]
+pub(crate) mod naive;
 pub mod phase_shift;
 pub mod plan;
 pub mod request;

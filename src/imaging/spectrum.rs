@@ -201,6 +201,7 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::imaging::naive::{dft2, random};
     use crate::imaging::{ImageRequest, ImagingParams};
     use crate::progress::Silent;
     use crate::velocity::VelocityModel;
@@ -208,33 +209,6 @@ mod tests {
     use crate::window::{LateralPad, WindowParams};
     use num_complex::Complex64;
     use std::f64::consts::TAU;
-
-    /// Reproducible values in [−1, 1).
-    fn random(n: usize, seed: u64) -> Vec<f64> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-            })
-            .collect()
-    }
-
-    fn naive_dft2(x: &[Complex64], rows: usize, cols: usize, sign: f64) -> Vec<Complex64> {
-        let mut out = vec![Complex64::default(); rows * cols];
-        for kr in 0..rows {
-            for kc in 0..cols {
-                out[kr * cols + kc] = (0..rows)
-                    .flat_map(|r| (0..cols).map(move |c| (r, c)))
-                    .map(|(r, c)| {
-                        let ph = (r * kr) as f64 / rows as f64 + (c * kc) as f64 / cols as f64;
-                        x[r * cols + c] * Complex64::from_polar(1.0, sign * TAU * ph)
-                    })
-                    .sum();
-            }
-        }
-        out
-    }
 
     fn close(a: &[Complex32], b: &[Complex64], tol: f64) {
         let scale = b.iter().map(|x| x.norm()).fold(0.0, f64::max);
@@ -254,10 +228,10 @@ mod tests {
             let mut s = fft2.scratch();
             let mut plane: Vec<Complex32> = x.iter().map(|v| Complex32::new(v.re as f32, v.im as f32)).collect();
             fft2.forward(&mut plane, &mut s);
-            close(&plane, &naive_dft2(&x, rows, cols, -1.0), 1e-5);
+            close(&plane, &dft2(&x, rows, cols, -1.0), 1e-5);
             let mut back: Vec<Complex32> = x.iter().map(|v| Complex32::new(v.re as f32, v.im as f32)).collect();
             fft2.inverse(&mut back, &mut s);
-            close(&back, &naive_dft2(&x, rows, cols, 1.0), 1e-5);
+            close(&back, &dft2(&x, rows, cols, 1.0), 1e-5);
         }
     }
 
@@ -308,7 +282,7 @@ mod tests {
                         plane[il * px + xl] = x * Complex64::from_polar(1.0, -omega * origin_ms / 1000.0);
                     }
                 }
-                close(&s.data[iw * s.nk..(iw + 1) * s.nk], &naive_dft2(&plane, pi, px, -1.0), 1e-5);
+                close(&s.data[iw * s.nk..(iw + 1) * s.nk], &dft2(&plane, pi, px, -1.0), 1e-5);
             }
             assert!(stats.seconds("read").is_some() && stats.seconds("spatial-fft").is_some());
         }
