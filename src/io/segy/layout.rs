@@ -68,6 +68,22 @@ macro_rules! to_bytes_in_order {
 }
 to_bytes_in_order!(i16: i16, u16: u16, i32: i32, u32: u32, u64: u64, f32: f32, f64: f64);
 
+macro_rules! from_bytes_in_order {
+    ($($name:ident: $t:ty),*) => {
+        impl ByteOrder {
+            $(
+                pub fn $name(self, b: [u8; std::mem::size_of::<$t>()]) -> $t {
+                    match self {
+                        ByteOrder::Big => <$t>::from_be_bytes(b),
+                        ByteOrder::Little => <$t>::from_le_bytes(b),
+                    }
+                }
+            )*
+        }
+    };
+}
+from_bytes_in_order!(read_i16: i16, read_u16: u16, read_i32: i32);
+
 /// The byte order to read a file in, and why.
 ///
 /// An order set by the caller wins; then the rev-2 constant; then the order in which the format code at
