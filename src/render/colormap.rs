@@ -69,7 +69,9 @@ impl Colormap {
         let (p0, c0) = stops[upper - 1];
         let (p1, c1) = stops[upper];
         let f = (t - p0) / (p1 - p0);
-        std::array::from_fn(|k| (c0[k] as f32 + (c1[k] as f32 - c0[k] as f32) * f).round() as u8)
+        // The channel lies in [0, 255]: adding ½ and truncating rounds it like `round`, without the libm call
+        // that took a third of the time of drawing a picture.
+        std::array::from_fn(|k| (c0[k] as f32 + (c1[k] as f32 - c0[k] as f32) * f + 0.5) as u8)
     }
 
     /// The colour of an amplitude under a symmetric clip: `[-clip, clip]` spans the map, values beyond
@@ -80,6 +82,41 @@ impl Colormap {
         }
         let t = if clip > 0.0 { 0.5 + 0.5 * (value / clip) } else { 0.5 };
         self.at(t)
+    }
+}
+
+/// A colour map sampled for one clip: [`Colormap::amplitude`] looked up in a table instead of computed, for
+/// the hundreds of thousands of pixels of a picture. The table holds the map at `PALETTE_STEPS + 1` evenly
+/// spaced positions, so a pixel's colour is the exact one of an amplitude at most `clip / PALETTE_STEPS`
+/// away: within one level of 255 in every channel, and exact at zero, at the clip and at every stop of the
+/// maps (which all lie on multiples of 1/4).
+pub struct Palette {
+    colours: Vec<[u8; 3]>,
+    /// Table positions per unit of amplitude.
+    scale: f32,
+}
+
+/// Intervals of the palette table.
+pub const PALETTE_STEPS: usize = 4096;
+
+impl Colormap {
+    /// This map under a symmetric clip, tabulated (see [`Palette`]).
+    pub fn palette(self, clip: f32) -> Palette {
+        let colours = (0..=PALETTE_STEPS).map(|i| self.at(i as f32 / PALETTE_STEPS as f32)).collect();
+        // A zero clip draws everything in the mid colour, as `amplitude` does.
+        let scale = if clip > 0.0 { 0.5 * PALETTE_STEPS as f32 / clip } else { 0.0 };
+        Palette { colours, scale }
+    }
+}
+
+impl Palette {
+    /// The colour of `value`, as [`Colormap::amplitude`] gives it to within the table's step.
+    pub fn colour(&self, value: f32) -> [u8; 3] {
+        if !value.is_finite() {
+            return NO_DATA;
+        }
+        let position = (value * self.scale + 0.5 * PALETTE_STEPS as f32).clamp(0.0, PALETTE_STEPS as f32);
+        self.colours[(position + 0.5) as usize]
     }
 }
 
@@ -108,6 +145,30 @@ mod tests {
         assert_eq!(Colormap::Binary.at(0.25), [191, 191, 191]);
         assert_eq!(Colormap::Gray.at(-3.0), [0, 0, 0]);
         assert_eq!(Colormap::Gray.at(7.0), [255, 255, 255]);
+    }
+
+    #[test]
+    fn the_palette_gives_the_colour_of_each_amplitude_to_within_one_level() {
+        for map in Colormap::ALL {
+            for clip in [1.0f32, 0.37, 2.5e4] {
+                let palette = map.palette(clip);
+                // Exact where the maps have their stops, and beyond the clip.
+                for v in [0.0, 0.5 * clip, clip, -0.5 * clip, -clip, 3.0 * clip, -1e30] {
+                    assert_eq!(palette.colour(v), map.amplitude(v, clip), "{map:?} clip {clip}: {v}");
+                }
+                for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                    assert_eq!(palette.colour(v), NO_DATA);
+                }
+                let mut worst = 0;
+                for i in 0..=20_000 {
+                    let v = clip * (i as f32 / 10_000.0 - 1.0) * 1.0001;
+                    let (a, b) = (palette.colour(v), map.amplitude(v, clip));
+                    worst = worst.max((0..3).map(|k| a[k].abs_diff(b[k])).max().unwrap());
+                }
+                assert!(worst <= 1, "{map:?} clip {clip}: a channel differs by {worst}");
+            }
+            assert!(map.palette(0.0).colour(5.0) == map.at(0.5), "a zero clip draws the mid colour");
+        }
     }
 
     #[test]

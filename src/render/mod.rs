@@ -238,7 +238,8 @@ pub fn render_png(path: &Path, slice: &Slice, opts: &RenderOptions) -> Result<Re
     };
     let size = resample::plot_size(&slice.rows, &slice.cols, opts);
     let amplitudes = resample::resample(slice.data, [n_rows, n_cols], [size.height, size.width]);
-    let data = Canvas::paint(size.width, size.height, &amplitudes, |v| opts.colormap.amplitude(v, clip));
+    let palette = opts.colormap.palette(clip);
+    let data = Canvas::paint(size.width, size.height, &amplitudes, |v| palette.colour(v));
     let (canvas, data_left, data_top) = if opts.annotate {
         let legend = annotate::Legend { colormap: opts.colormap, clip, clip_source, title: opts.title.as_deref() };
         let framed = annotate::frame(&data, &slice.rows, &slice.cols, &legend);
