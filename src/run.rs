@@ -37,6 +37,7 @@ pub struct Prepared {
 /// (or the `--set` override) it comes from.
 pub fn prepare(job: Job) -> Result<Prepared> {
     let c = &job.config;
+    let t = Instant::now();
     // The reader checks the reading keys of [input] itself, naming them as its own options.
     let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| match e {
         Error::Config { source_name, location, message } if source_name == "SEG-Y options" => {
@@ -44,6 +45,7 @@ pub fn prepare(job: Job) -> Result<Prepared> {
         }
         e => e,
     })?;
+    tracing::debug!("{} opened in {:.3} s", c.input.path.display(), t.elapsed().as_secs_f64());
     let input = reader.geometry().clone();
     let (bin_size, bin_size_source) = match (c.input.bin_size, input.coords) {
         (Some(b), _) => (b, "job file"),

@@ -143,7 +143,9 @@ impl<'a> Run<'a> {
                 &e.gpu.info.name,
                 why_not,
             )?;
+            let t = std::time::Instant::now();
             let (r2c, planes_ffts, kz) = make_ffts(plan, &bands, &launch_sizes, chunk_traces)?;
+            tracing::debug!("cuFFT plans made in {:.3} s", t.elapsed().as_secs_f64());
             let work_bytes =
                 planes_ffts.values().chain(kz.iter()).chain([&r2c]).map(|p| p.work_bytes).max().unwrap_or(0) as u64;
             if used.total() + work_bytes <= available {
@@ -179,6 +181,7 @@ impl<'a> Run<'a> {
             Method::Stolt => plan.stolt.as_ref().map_or(1, |g| g.nz_fft),
             Method::SplitStep => 1,
         };
+        let allocating = std::time::Instant::now();
         let work = e.gpu.alloc::<u8>(work_bytes.max(1) as usize)?;
         for p in planes_ffts.values().chain(kz.iter()).chain([&r2c]) {
             p.bind(&e.compute, work.ptr())?;
@@ -222,6 +225,7 @@ impl<'a> Run<'a> {
         };
         // The clears above ran on the compute stream; the copy stream writes the landing slots next.
         e.sync(&e.compute)?;
+        tracing::debug!("device buffers allocated in {:.3} s", allocating.elapsed().as_secs_f64());
         Ok(Run {
             e,
             plan,

@@ -41,9 +41,11 @@ impl TempOutput {
 
     /// Flush the temporary file to disk and move it to its final name.
     pub fn commit(mut self) -> Result<PathBuf> {
+        let t = std::time::Instant::now();
         if let Ok(f) = File::open(&self.temp_path) {
             f.sync_all().at(&self.final_path)?;
         }
+        tracing::trace!("{} flushed to disk in {:.1} ms", self.final_path.display(), t.elapsed().as_secs_f64() * 1e3);
         std::fs::rename(&self.temp_path, &self.final_path).at(&self.final_path)?;
         self.committed = true;
         Ok(self.final_path.clone())
