@@ -311,7 +311,7 @@ formats = ["hdf5"]
 
 /// The naive way, timed from the file to the same products on disk.
 fn naive_run(p: &Prepared, device: crate::gpu::DeviceInfo) -> Result<f64> {
-    let mut engine = crate::gpu::GpuEngine::new(device, false)?;
+    let mut engine = crate::gpu::GpuEngine::new(device, false, &crate::gpu::kernel_cache::KernelCache::from_env())?;
     engine.set_naive(true);
     let whole = ImageRequest::whole(&p.image);
     let plan = crate::imaging::Plan::new(

@@ -28,10 +28,15 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
     }
     for arch in ["sm_80", "sm_90"] {
         for fast in [false, true] {
-            let ptx = kernels::compile(arch, fast).unwrap_or_else(|e| panic!("{arch} fast={fast}: {e}"));
-            let text = ptx.to_src();
+            let program = kernels::compile(arch, fast).unwrap_or_else(|e| panic!("{arch} fast={fast}: {e}"));
             for name in &names {
-                assert!(text.contains(&format!(".entry {name}(")), "{arch}: kernel {name} missing from the PTX");
+                assert!(program.ptx.contains(&format!(".entry {name}(")), "{arch}: kernel {name} missing from the PTX");
+            }
+            // The device code the driver loads as it is: an ELF image holding every kernel.
+            assert_eq!(&program.cubin[..4], b"\x7fELF", "{arch}: the CUBIN is not an ELF image");
+            for name in &names {
+                let found = program.cubin.windows(name.len()).any(|w| w == name.as_bytes());
+                assert!(found, "{arch}: kernel {name} missing from the CUBIN");
             }
         }
     }
@@ -43,7 +48,7 @@ fn kernel_signatures_are_read_from_the_ptx() {
         return;
     }
     use kernels::ParamKind::*;
-    let ptx = kernels::compile("sm_90", false).expect("compiles").to_src();
+    let ptx = kernels::compile("sm_90", false).expect("compiles").ptx;
     let sigs = kernels::signatures(&ptx);
     for name in kernels::kernel_names() {
         assert!(sigs.contains_key(name), "no signature for {name}");

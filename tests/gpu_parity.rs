@@ -260,3 +260,44 @@ fn gpu_memory_taken_by_another_user_gives_bands_or_a_clear_error() {
     let e = image.iter().zip(&reference).map(|(g, c)| relative_l2(g, c)).fold(0.0, f64::max);
     assert!(e <= 1e-4, "after the memory came back: relative L2 {e:.2e}");
 }
+
+/// Kernels read back from the kernel cache are the kernels NVRTC makes: an engine whose kernels come from the
+/// cache computes what a freshly compiled one computes (to the last bits that the order of the phase-shift
+/// kernel's shared-memory sums leaves free from run to run), and a damaged entry is compiled again and
+/// replaced instead of being handed to the driver.
+#[test]
+fn kernels_from_the_cache_compute_what_fresh_kernels_compute() {
+    use seisimage::gpu::kernel_cache::KernelCache;
+    if gpu_engine().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = KernelCache::at(dir.path());
+    let device = seisimage::gpu::probe().unwrap().devices[0].clone();
+    let src = model(0.0, false);
+    let j = job(Method::PhaseShift, layered());
+    let req = sparse(&j.image_geometry(&src));
+    let run = |cache: &KernelCache| {
+        let mut gpu = seisimage::gpu::GpuEngine::new(device.clone(), false, cache).expect("engine");
+        (gpu.kernels_cached, gpu.kernel_seconds, j.run(&mut gpu, &src, &req))
+    };
+    let (cached, compile_s, fresh) = run(&cache);
+    assert!(!cached, "an empty cache cannot supply the kernels");
+    let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(entries.len(), 1, "one entry after the first engine: {entries:?}");
+    let (cached, load_s, again) = run(&cache);
+    assert!(cached, "the second engine should load the kernels from the cache");
+    let same = |a: &[Vec<f32>], b: &[Vec<f32>]| a.iter().zip(b).map(|(x, y)| relative_l2(x, y)).fold(0.0, f64::max);
+    let e = same(&again, &fresh);
+    assert!(e <= 1e-6, "kernels from the cache must compute what fresh ones compute: relative L2 {e:.2e}");
+    eprintln!("kernels compiled in {compile_s:.3} s, loaded from the cache in {load_s:.3} s");
+
+    let bytes = std::fs::read(&entries[0]).unwrap();
+    std::fs::write(&entries[0], &bytes[..bytes.len() - 100]).unwrap();
+    let (cached, _, repaired) = run(&cache);
+    assert!(!cached, "a damaged entry must not be used");
+    assert!(same(&repaired, &fresh) <= 1e-6);
+    let (cached, _, after) = run(&cache);
+    assert!(cached, "the damaged entry should have been replaced by a good one");
+    assert!(same(&after, &fresh) <= 1e-6);
+}

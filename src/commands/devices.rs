@@ -35,6 +35,11 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
                     d.pci_bus_id
                 );
             }
+            let cache = seisimage::gpu::kernel_cache::KernelCache::from_env();
+            match cache.dir() {
+                Some(dir) => println!("compiled kernels are kept in {}", dir.display()),
+                None => println!("compiled kernels are not kept (SEISIMAGE_KERNEL_CACHE=off)"),
+            }
         }
         Err(why) => {
             println!("no usable GPU: {why}");

@@ -27,7 +27,10 @@ pub struct Gpu {
 
 impl Gpu {
     pub fn open(info: DeviceInfo) -> Result<Self> {
-        let ctx = check("creating a CUDA context", CudaContext::new(info.ordinal))?;
+        let ctx = match &info.context {
+            Some(ctx) => ctx.clone(),
+            None => check("creating a CUDA context", CudaContext::new(info.ordinal))?,
+        };
         // SAFETY: every buffer of this backend is ordered by explicit events (see the module comment).
         unsafe { ctx.disable_event_tracking() };
         Ok(Gpu { ctx, info })

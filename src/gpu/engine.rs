@@ -11,6 +11,7 @@ use cudarc::driver::{CudaEvent, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::device::{check, Gpu, PinnedBuffer};
 use super::fft::{self, Layout};
+use super::kernel_cache::{self, KernelCache};
 use super::kernels::{self, Kernels, ParamKind};
 use super::migrate::{Run, RING};
 use super::runtime::DeviceInfo;
@@ -43,8 +44,10 @@ pub struct GpuEngine {
     pub(super) compute: Arc<CudaStream>,
     pub(super) copy_in: Arc<CudaStream>,
     pub(super) copy_out: Arc<CudaStream>,
-    /// Seconds NVRTC took to compile the kernels (once per engine).
-    pub compile_seconds: f64,
+    /// Seconds it took to have the kernels loaded: compiled by NVRTC, or read from the kernel cache.
+    pub kernel_seconds: f64,
+    /// Whether the kernels came from the kernel cache (see [`super::kernel_cache`]).
+    pub kernels_cached: bool,
     /// Run the way a straightforward GPU script does (see [`GpuEngine::set_naive`]).
     pub(super) naive: bool,
     /// At most this many bytes of device memory (`compute.device_memory_gb`); `None`: what is free.
@@ -55,25 +58,31 @@ pub struct GpuEngine {
 }
 
 impl GpuEngine {
-    /// Open `device`, compile and load the kernels.
-    pub fn new(device: DeviceInfo, fast_math: bool) -> Result<Self> {
-        let gpu = Gpu::open(device)?;
+    /// Open `device` and load the kernels, compiling them unless `cache` has them.
+    pub fn new(device: DeviceInfo, fast_math: bool, cache: &KernelCache) -> Result<Self> {
         let t = Instant::now();
-        let ptx = kernels::compile(kernels::arch_name(gpu.info.compute_capability), fast_math)?;
-        let kernels = Kernels::load(&gpu.ctx, ptx)?;
-        let compile_seconds = t.elapsed().as_secs_f64();
+        let gpu = Gpu::open(device)?;
+        tracing::debug!("CUDA context created in {:.3} s", t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let (kernels, kernels_cached) = load_kernels(&gpu, fast_math, cache)?;
+        let kernel_seconds = t.elapsed().as_secs_f64();
+        let t = Instant::now();
         let staging = (0..RING)
             .map(|_| gpu.alloc_pinned::<f32>(crate::imaging::plan::INGEST_CHUNK_BYTES / 4))
             .collect::<Result<Vec<_>>>()?;
+        tracing::debug!("pinned staging ring allocated in {:.3} s", t.elapsed().as_secs_f64());
         // cuFFT loads its kernels on first use: do that now too, with a throw-away plan.
+        let t = Instant::now();
         drop(fft::Plan::new(fft::Kind::C2C, &Layout::contiguous(&[64, 64], 4096, 4096, 1))?);
+        tracing::debug!("cuFFT loaded in {:.3} s", t.elapsed().as_secs_f64());
         Ok(GpuEngine {
             compute: gpu.stream()?,
             copy_in: gpu.stream()?,
             copy_out: gpu.stream()?,
             gpu,
             kernels,
-            compile_seconds,
+            kernel_seconds,
+            kernels_cached,
             naive: false,
             memory_limit: None,
             staging,
@@ -154,6 +163,38 @@ impl GpuEngine {
     pub(super) fn sync(&self, stream: &CudaStream) -> Result<()> {
         check("waiting for the device", stream.synchronize())
     }
+}
+
+/// The kernels for `gpu`, from `cache` when it holds them for this source, architecture and NVRTC, else
+/// compiled (and stored). Returns whether they came from the cache. An entry the driver refuses is replaced.
+fn load_kernels(gpu: &Gpu, fast_math: bool, cache: &KernelCache) -> Result<(Kernels, bool)> {
+    let arch = kernels::arch_name(gpu.info.compute_capability);
+    let source = kernels::program_source();
+    let key = kernel_cache::key(&source, arch, fast_math, kernels::nvrtc_version()?);
+    if let Some(program) = cache.load(&key) {
+        match Kernels::load(&gpu.ctx, &program) {
+            Ok(k) => {
+                tracing::debug!("kernels loaded from the cache entry {key} in {}", show_dir(cache));
+                return Ok((k, true));
+            }
+            Err(e) => tracing::warn!("the cached kernels could not be loaded ({e}); compiling them again"),
+        }
+    }
+    let t = Instant::now();
+    let program = kernels::compile_source(&source, arch, fast_math)?;
+    tracing::debug!("kernels compiled by NVRTC for {arch} in {:.3} s", t.elapsed().as_secs_f64());
+    let loaded = Kernels::load(&gpu.ctx, &program)?;
+    // A cache that cannot be written costs the next run a compilation, nothing more.
+    match cache.store(&key, &program) {
+        Ok(()) if cache.dir().is_some() => tracing::debug!("kernels kept in {} for later runs", show_dir(cache)),
+        Ok(()) => {}
+        Err(e) => tracing::warn!("could not keep the compiled kernels for later runs: {e}"),
+    }
+    Ok((loaded, false))
+}
+
+fn show_dir(cache: &KernelCache) -> String {
+    cache.dir().map_or_else(|| "-".into(), |d| d.display().to_string())
 }
 
 pub(super) fn grid_1d(n: usize, block: u32) -> LaunchConfig {

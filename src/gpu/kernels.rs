@@ -1,11 +1,11 @@
-//! The CUDA kernels: sources embedded from `kernels/`, compiled once per run by NVRTC for the device's
-//! architecture, and loaded as one module.
+//! The CUDA kernels: sources embedded from `kernels/`, compiled by NVRTC for the device's architecture (once
+//! per machine: see [`super::kernel_cache`]), and loaded as one module.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction};
-use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 
 use crate::error::{Error, Result};
 
@@ -63,24 +63,74 @@ pub fn arch_name(cc: (i32, i32)) -> &'static str {
     leaked
 }
 
-/// Compile the program to PTX for `arch`. `fast_math` trades accuracy of sin/cos/sqrt for speed.
-pub fn compile(arch: &'static str, fast_math: bool) -> Result<Ptx> {
+/// The kernels compiled for one architecture: the PTX, from which the launch code reads the kernels'
+/// parameter types, and the device code (CUBIN) the driver loads without compiling anything further.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compiled {
+    pub ptx: String,
+    pub cubin: Vec<u8>,
+}
+
+/// Compile the program for `arch` (a real architecture such as `sm_90`). `fast_math` trades accuracy of
+/// sin/cos/sqrt for speed.
+pub fn compile(arch: &'static str, fast_math: bool) -> Result<Compiled> {
     compile_source(&program_source(), arch, fast_math)
 }
 
-/// Compile any CUDA source; a failure carries NVRTC's log.
-pub fn compile_source(source: &str, arch: &'static str, fast_math: bool) -> Result<Ptx> {
-    let mut options = vec!["--std=c++17".to_string()];
+/// NVRTC's options for `arch`.
+fn options(arch: &str, fast_math: bool) -> Vec<String> {
+    let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
     if fast_math {
         options.push("--use_fast_math".into());
     }
-    let opts = CompileOptions { arch: Some(arch), options, name: Some("seisimage.cu".into()), ..Default::default() };
-    cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| match e {
-        CompileError::CompileError { log, .. } => {
-            Error::Gpu(format!("NVRTC could not compile the kernels for {arch}:\n{}", log.to_string_lossy()))
+    options
+}
+
+/// Compile any CUDA source; a failure carries NVRTC's log.
+pub fn compile_source(source: &str, arch: &'static str, fast_math: bool) -> Result<Compiled> {
+    use cudarc::nvrtc::{result as nvrtc, sys};
+    let fail = |what: &str, e: nvrtc::NvrtcError| Error::Gpu(format!("NVRTC failed for {arch} ({what}): {e:?}"));
+    let text = |chars: Vec<std::ffi::c_char>| {
+        let bytes: Vec<u8> = chars.into_iter().map(|c| c as u8).take_while(|&b| b != 0).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let src = std::ffi::CString::new(source)
+        .map_err(|_| Error::Gpu("the kernel source holds a NUL byte (a programming error)".into()))?;
+    let name = c"seisimage.cu";
+    let prog = nvrtc::create_program(&src, Some(name)).map_err(|e| fail("creating the program", e))?;
+    // The program is destroyed on every path out of here.
+    struct Program(sys::nvrtcProgram);
+    impl Drop for Program {
+        fn drop(&mut self) {
+            // SAFETY: created above and destroyed once.
+            let _ = unsafe { nvrtc::destroy_program(self.0) };
         }
-        other => Error::Gpu(format!("NVRTC failed for {arch}: {other:?}")),
-    })
+    }
+    let prog = Program(prog);
+    // SAFETY: a live program and plain option strings.
+    if let Err(e) = unsafe { nvrtc::compile_program(prog.0, &options(arch, fast_math)) } {
+        // SAFETY: as above; the log exists after a failed compilation.
+        let log = unsafe { nvrtc::get_program_log(prog.0) }.map(text).unwrap_or_default();
+        return Err(Error::Gpu(format!("NVRTC could not compile the kernels for {arch} ({e:?}):\n{log}")));
+    }
+    // SAFETY: a compiled program.
+    let ptx = text(unsafe { nvrtc::get_ptx(prog.0) }.map_err(|e| fail("reading the PTX", e))?);
+    let mut size = 0usize;
+    // SAFETY: out-parameter; the buffer below has the size NVRTC gave.
+    unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) }.result().map_err(|e| fail("sizing the CUBIN", e))?;
+    let mut cubin = vec![0u8; size];
+    unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }.result().map_err(|e| fail("reading the CUBIN", e))?;
+    Ok(Compiled { ptx, cubin })
+}
+
+/// NVRTC's version, part of what identifies a compiled program in the kernel cache.
+pub fn nvrtc_version() -> Result<(i32, i32)> {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: out-parameters; callers have checked that libnvrtc loads.
+    unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| Error::Gpu(format!("cannot read the NVRTC version: {e:?}")))?;
+    Ok((major, minor))
 }
 
 /// The type of a kernel parameter as PTX declares it (pointers are `.u64`, ints `.u32`/`.s32`).
@@ -126,9 +176,10 @@ pub struct Kernels {
 }
 
 impl Kernels {
-    pub fn load(ctx: &Arc<CudaContext>, ptx: Ptx) -> Result<Self> {
-        let signatures = signatures(&ptx.to_src());
-        let module = super::device::check("loading the kernel module", ctx.load_module(ptx))?;
+    pub fn load(ctx: &Arc<CudaContext>, program: &Compiled) -> Result<Self> {
+        let signatures = signatures(&program.ptx);
+        let image = Ptx::from_binary(program.cubin.clone());
+        let module = super::device::check("loading the kernel module", ctx.load_module(image))?;
         let mut functions = HashMap::new();
         for name in kernel_names() {
             let f = super::device::check(&format!("finding kernel {name}"), module.load_function(name))?;

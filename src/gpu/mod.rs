@@ -5,6 +5,7 @@ pub mod device;
 pub mod engine;
 pub mod fft;
 pub mod floors;
+pub mod kernel_cache;
 pub mod kernels;
 pub mod memory;
 mod migrate;
@@ -20,27 +21,22 @@ use crate::run::BackendChoice;
 
 /// The CUDA engine for `compute`, or why there is none.
 pub fn engine_for(compute: &ComputeConfig) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
-    let rt = probe().map_err(|e| Error::Backend(e.0))?;
-    let device = rt.devices.get(compute.device).ok_or_else(|| {
-        Error::Backend(format!(
-            "compute.device = {} but only {} CUDA device(s) exist",
-            compute.device,
-            rt.devices.len()
-        ))
-    })?;
-    let mut engine = GpuEngine::new(device.clone(), compute.fast_math)?;
+    let rt = runtime::probe_device(compute.device).map_err(|e| Error::Backend(e.0))?;
+    let device = &rt.devices[0];
+    let mut engine = GpuEngine::new(device.clone(), compute.fast_math, &kernel_cache::KernelCache::from_env())?;
     engine.set_memory_limit(compute.device_memory_gb.map(|gb| (gb * 1e9) as u64));
     let detail = format!(
-        "{} (compute capability {}.{}, {:.1} GiB), driver CUDA {}.{}, kernels compiled by NVRTC {}.{} in {:.2} s{}",
+        "{} (compute capability {}.{}, {:.1} GiB), driver CUDA {}.{}, kernels {} NVRTC {}.{} in {:.2} s{}",
         device.name,
         device.compute_capability.0,
         device.compute_capability.1,
         device.total_memory_bytes as f64 / (1u64 << 30) as f64,
         rt.driver_cuda_version.0,
         rt.driver_cuda_version.1,
+        if engine.kernels_cached { "from the cache, compiled earlier by" } else { "compiled by" },
         rt.nvrtc_version.0,
         rt.nvrtc_version.1,
-        engine.compile_seconds,
+        engine.kernel_seconds,
         if compute.fast_math { ", fast math" } else { "" }
     );
     Ok((Box::new(engine), BackendChoice { kind: "cuda", detail }))

@@ -30,7 +30,9 @@ pub fn gpu_engine() -> Option<seisimage::gpu::GpuEngine> {
         return None;
     }
     let rt = seisimage::gpu::probe().unwrap_or_else(|e| panic!("SEISIMAGE_GPU_TESTS=1 but no usable GPU: {e}"));
-    let engine = seisimage::gpu::GpuEngine::new(rt.devices[0].clone(), false)
+    // Compiled afresh, so that the tests exercise the kernels of this source (the cache has its own test).
+    let cache = seisimage::gpu::kernel_cache::KernelCache::off();
+    let engine = seisimage::gpu::GpuEngine::new(rt.devices[0].clone(), false, &cache)
         .unwrap_or_else(|e| panic!("SEISIMAGE_GPU_TESTS=1 but the CUDA engine cannot start: {e}"));
     Some(engine)
 }
