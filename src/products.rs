@@ -181,10 +181,13 @@ pub fn write_product(
             opts.title = Some(title(&spec.kind));
         }
         let rendered = render::render_png(&path, &slice.as_slice(), &opts)?;
+        let mut laps = crate::stats::Laps::start(format!("{} files", spec.stem));
         files.push(file_record(&rendered.png, "png")?);
         files.push(file_record(&rendered.sidecar, "json")?);
+        laps.lap("checksums");
     }
     for f in &spec.formats {
+        let mut laps = crate::stats::Laps::start(format!("{} as {}", spec.stem, f.extension()));
         let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
         let mut sink = VolumeSink::create(f.file_format(), &path, &g, &Default::default())?;
         let inline_values = g.xlines.len * g.samples.len;
@@ -193,8 +196,11 @@ pub fn write_product(
             cancel::check()?;
             sink.write_inlines(i * block_inlines, g.shape(), block)?;
         }
+        laps.lap("write");
         sink.finish()?;
+        laps.lap("finish");
         files.push(file_record(&path, f.extension())?);
+        laps.lap("checksum");
     }
     Ok(ProductRecord {
         kind: spec.kind.clone(),

@@ -51,3 +51,34 @@ impl RunStats {
         self.stages.iter().find(|s| s.name == name).map(|s| s.bytes)
     }
 }
+
+/// The steps of one piece of host work, timed one after another and logged together at trace level
+/// (`-vv`): where a product's writing time goes, say, without a stage per step in the manifest.
+pub struct Laps {
+    what: String,
+    last: Instant,
+    steps: Vec<(&'static str, Duration)>,
+}
+
+impl Laps {
+    pub fn start(what: impl Into<String>) -> Self {
+        Laps { what: what.into(), last: Instant::now(), steps: Vec::new() }
+    }
+
+    /// The step that ends now.
+    pub fn lap(&mut self, step: &'static str) {
+        let now = Instant::now();
+        self.steps.push((step, now - self.last));
+        self.last = now;
+    }
+}
+
+impl Drop for Laps {
+    fn drop(&mut self) {
+        if tracing::enabled!(tracing::Level::TRACE) && !self.steps.is_empty() {
+            let steps: Vec<String> =
+                self.steps.iter().map(|(s, d)| format!("{s} {:.1} ms", d.as_secs_f64() * 1e3)).collect();
+            tracing::trace!("{}: {}", self.what, steps.join(", "));
+        }
+    }
+}

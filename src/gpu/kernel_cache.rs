@@ -72,7 +72,10 @@ impl KernelCache {
         let bytes = std::fs::read(&path).ok()?;
         let program = decode(&bytes);
         if program.is_none() {
-            tracing::warn!("ignoring the damaged kernel cache entry {}: the kernels are compiled again", path.display());
+            tracing::warn!(
+                "ignoring the damaged kernel cache entry {}: the kernels are compiled again",
+                path.display()
+            );
         }
         program
     }

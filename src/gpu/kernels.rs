@@ -116,10 +116,13 @@ pub fn compile_source(source: &str, arch: &'static str, fast_math: bool) -> Resu
     // SAFETY: a compiled program.
     let ptx = text(unsafe { nvrtc::get_ptx(prog.0) }.map_err(|e| fail("reading the PTX", e))?);
     let mut size = 0usize;
-    // SAFETY: out-parameter; the buffer below has the size NVRTC gave.
+    // SAFETY: out-parameter.
     unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) }.result().map_err(|e| fail("sizing the CUBIN", e))?;
     let mut cubin = vec![0u8; size];
-    unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }.result().map_err(|e| fail("reading the CUBIN", e))?;
+    // SAFETY: the buffer has the size NVRTC gave.
+    unsafe { sys::nvrtcGetCUBIN(prog.0, cubin.as_mut_ptr().cast()) }
+        .result()
+        .map_err(|e| fail("reading the CUBIN", e))?;
     Ok(Compiled { ptx, cubin })
 }
 

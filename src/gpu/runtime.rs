@@ -125,8 +125,8 @@ fn device_info(ordinal: usize) -> Result<DeviceInfo, Unavailable> {
     // SAFETY: as above.
     let total = unsafe { cu::device::total_mem(dev) }.map_err(|e| fail("the memory size", e))? as u64;
     // Free memory needs a context: the device's primary context, which an engine on this device shares.
-    let context =
-        cudarc::driver::CudaContext::new(ordinal).map_err(|e| fail("the free memory (creating a context failed)", e))?;
+    let context = cudarc::driver::CudaContext::new(ordinal)
+        .map_err(|e| fail("the free memory (creating a context failed)", e))?;
     let free = context.mem_get_info().map(|(free, _)| free as u64).map_err(|e| fail("the free memory", e))?;
     Ok(DeviceInfo {
         context: Some(context),

@@ -232,14 +232,18 @@ pub fn render_png(path: &Path, slice: &Slice, opts: &RenderOptions) -> Result<Re
         return Err(Error::Request(format!("{}: an image cannot be named like its .json sidecar", path.display())));
     }
 
+    let mut laps = crate::stats::Laps::start(format!("drawing {}", path.display()));
     let (clip, clip_source) = match opts.clip {
         Some(c) => (c as f32, ClipSource::Fixed),
         None => clip::symmetric_clip(slice.data, opts.clip_percentile),
     };
+    laps.lap("clip");
     let size = resample::plot_size(&slice.rows, &slice.cols, opts);
     let amplitudes = resample::resample(slice.data, [n_rows, n_cols], [size.height, size.width]);
+    laps.lap("resample");
     let palette = opts.colormap.palette(clip);
     let data = Canvas::paint(size.width, size.height, &amplitudes, |v| palette.colour(v));
+    laps.lap("colour");
     let (canvas, data_left, data_top) = if opts.annotate {
         let legend = annotate::Legend { colormap: opts.colormap, clip, clip_source, title: opts.title.as_deref() };
         let framed = annotate::frame(&data, &slice.rows, &slice.cols, &legend);
@@ -248,9 +252,11 @@ pub fn render_png(path: &Path, slice: &Slice, opts: &RenderOptions) -> Result<Re
         (data, 0, 0)
     };
 
+    laps.lap("annotate");
     let png_out = TempOutput::new(path);
     encode_png(&png_out, &canvas, opts.title.as_deref())?;
     let png_bytes = std::fs::metadata(png_out.path()).at(path)?.len();
+    laps.lap("encode");
 
     let sidecar = Sidecar {
         image: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -270,9 +276,11 @@ pub fn render_png(path: &Path, slice: &Slice, opts: &RenderOptions) -> Result<Re
     };
     let json = serde_json::to_vec_pretty(&sidecar).expect("a sidecar always serialises");
     let sidecar_written = write_atomic(&sidecar_path, &json)?;
+    laps.lap("sidecar");
     let png = png_out.commit().inspect_err(|_| {
         let _ = std::fs::remove_file(&sidecar_written);
     })?;
+    laps.lap("commit");
     Ok(RenderedImage {
         png,
         sidecar: sidecar_written,
