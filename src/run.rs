@@ -163,13 +163,44 @@ pub fn start_engine(job: &Job, backend: Backend) -> EngineStart {
 }
 
 impl EngineStart {
-    /// The engine, its description, how long its set-up took, and how long we still had to wait for it.
-    fn finish(self) -> Result<(Box<dyn Engine + Send>, BackendChoice, std::time::Duration, std::time::Duration)> {
+    /// The engine once it is set up (waiting for it if need be).
+    pub fn ready(self) -> Result<ReadyEngine> {
         let t = Instant::now();
         let (engine, choice, setup) = self.handle.join().map_err(|_| {
             Error::Backend("setting up the compute engine failed unexpectedly (a thread panicked)".into())
         })??;
-        Ok((engine, choice, setup, t.elapsed()))
+        Ok(ReadyEngine { engine, choice, setup: Some((setup, t.elapsed())) })
+    }
+}
+
+/// A set-up engine, which runs one job after another.
+pub struct ReadyEngine {
+    engine: Box<dyn Engine + Send>,
+    pub choice: BackendChoice,
+    /// How long the set-up took and how long the first job waited for it; recorded by that job only.
+    setup: Option<(std::time::Duration, std::time::Duration)>,
+}
+
+/// What decides the engine a job needs: jobs that agree on it can share one (see `seisimage run`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineKey {
+    backend: Backend,
+    threads: usize,
+    device: usize,
+    fast_math: bool,
+    device_memory_gb: Option<f64>,
+}
+
+impl EngineKey {
+    pub fn of(job: &Job, backend: Backend) -> Self {
+        let c = &job.config.compute;
+        EngineKey {
+            backend,
+            threads: c.threads,
+            device: c.device,
+            fast_math: c.fast_math,
+            device_memory_gb: c.device_memory_gb,
+        }
     }
 }
 
@@ -244,13 +275,28 @@ impl InputRecord {
     }
 }
 
-/// Run a prepared job to its manifest. Everything that can fail without the data fails first: the engine,
-/// then the output folder; a manifest from an earlier run goes before the migration starts, and the new
-/// one is written after the last product, so a folder with a manifest holds every product it lists.
+/// Run a prepared job to its manifest, on the engine being set up, which is released as the products are
+/// written. See [`execute_on`].
 pub fn execute(p: &Prepared, engine: EngineStart, progress: &dyn Progress) -> Result<Manifest> {
-    let started = SystemTime::now();
-    let clock = Instant::now();
-    let (mut engine, choice, engine_setup, engine_wait) = engine.finish()?;
+    let clock = (SystemTime::now(), Instant::now());
+    let mut slot = Some(engine.ready()?);
+    execute_on(p, &mut slot, false, clock, progress)
+}
+
+/// Run a prepared job to its manifest on the engine in `slot`: kept there for another job when `keep`,
+/// else released on a thread of its own while the products are written. `clock` is when the job started.
+///
+/// Everything that can fail without the data fails first: the engine, then the output folder; a manifest
+/// from an earlier run goes before the migration starts, and the new one is written after the last
+/// product, so a folder with a manifest holds every product it lists.
+pub fn execute_on(
+    p: &Prepared,
+    slot: &mut Option<ReadyEngine>,
+    keep: bool,
+    (started, clock): (SystemTime, Instant),
+    progress: &dyn Progress,
+) -> Result<Manifest> {
+    let ready = slot.as_mut().ok_or_else(|| Error::Backend("no compute engine to run the job on".into()))?;
     let out_dir = &p.job.config.output.dir;
     check_output_dir(&p.job, products::estimated_bytes(&p.products, &p.job.config.output.render))?;
     // A manifest left from an earlier run would vouch for products this run is about to replace.
@@ -259,11 +305,14 @@ pub fn execute(p: &Prepared, engine: EngineStart, progress: &dyn Progress) -> Re
         _ => {}
     }
 
+    let choice = ready.choice.clone();
     tracing::info!("migrating with {} on {}: {}", p.plan.method.name(), choice.kind, choice.detail);
     let mut stats = RunStats::default();
-    stats.add("engine-setup", engine_setup, 0);
-    stats.add("engine-wait", engine_wait, 0);
-    let images = engine.migrate(p.reader.as_ref(), &p.plan, &p.velocity, &p.request, progress, &mut stats)?;
+    if let Some((setup, wait)) = ready.setup.take() {
+        stats.add("engine-setup", setup, 0);
+        stats.add("engine-wait", wait, 0);
+    }
+    let images = ready.engine.migrate(p.reader.as_ref(), &p.plan, &p.velocity, &p.request, progress, &mut stats)?;
     if stats.nonfinite_samples > 0 {
         tracing::warn!(
             "{} NaN or infinite input samples were set to zero (input.nonfinite = \"refuse\" stops at the first)",
@@ -271,9 +320,13 @@ pub fn execute(p: &Prepared, engine: EngineStart, progress: &dyn Progress) -> Re
         );
     }
     crate::cancel::check()?;
+    if keep {
+        return finish(p, &images, stats, choice, started, clock, progress);
+    }
 
     // Tearing down a GPU engine (its context, streams, modules and pinned buffers) takes a noticeable
     // fraction of a second: let it happen while the products are written.
+    let engine = slot.take().map(|r| r.engine);
     let release = std::thread::spawn(move || {
         let t = Instant::now();
         drop(engine);

@@ -208,3 +208,59 @@ fn a_batch_log_is_plain_lines() {
     assert_eq!(o.code(), Some(0), "{o:?}");
     assert_eq!(o.stderr, "");
 }
+
+/// Several job files in one `run`: each gets its products and manifest as if run alone; a job whose input
+/// cannot be read is reported by name and the others still run; the exit code is that failure's.
+#[test]
+fn several_jobs_run_in_one_process_and_a_failure_ends_only_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, first_out) = setup(dir.path());
+    let text = std::fs::read_to_string(&first).unwrap();
+    let second_out = dir.path().join("out2");
+    let second = write_job(
+        &dir.path().join("second.toml"),
+        &text.replace(&format!("{:?}", first_out), &format!("{:?}", second_out)).replace("nz = 50", "nz = 30"),
+    );
+    let broken_input = dir.path().join("truncated.sgy");
+    std::fs::write(&broken_input, &std::fs::read(dir.path().join("input.sgy")).unwrap()[..3000]).unwrap();
+    let broken_out = dir.path().join("out3");
+    let broken = write_job(
+        &dir.path().join("broken.toml"),
+        &text
+            .replace(&format!("{:?}", first_out), &format!("{:?}", broken_out))
+            .replace(&format!("{:?}", dir.path().join("input.sgy")), &format!("{broken_input:?}")),
+    );
+
+    let o = run(&["run", first.to_str().unwrap(), broken.to_str().unwrap(), second.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(1), "a damaged input is a failure of the run (exit 1): {o:?}");
+    assert!(o.stderr.contains("job 3 of 3"), "{o:?}");
+    assert!(o.stderr.contains("1 of 3 jobs failed") && o.stderr.contains("broken.toml"), "{o:?}");
+    assert!(o.stderr.contains("truncated.sgy"), "the failure names the file: {o:?}");
+    let (a, b) = (manifest(&first_out), manifest(&second_out));
+    assert_eq!(a["job_file"], json!(first));
+    assert_eq!(b["job_file"], json!(second));
+    assert_eq!(a["products"].as_array().unwrap().len(), b["products"].as_array().unwrap().len());
+    // The second job's own depth axis, and its products on disk as its manifest says.
+    assert_eq!(b["config"]["imaging"]["nz"], 30);
+    for p in b["products"].as_array().unwrap() {
+        for f in p["files"].as_array().unwrap() {
+            let path = second_out.join(f["path"].as_str().unwrap());
+            assert_eq!(sha256(&path), f["sha256"].as_str().unwrap(), "{}", path.display());
+        }
+    }
+    assert!(!broken_out.join("manifest.json").exists());
+    // Only the first job waited for the engine to be set up; the next ones used it as it was.
+    let stage = |m: &Value, name: &str| m["stages"]["stages"].as_array().unwrap().iter().any(|s| s["name"] == name);
+    assert!(stage(&a, "engine-setup") && !stage(&b, "engine-setup"), "{}", b["stages"]);
+
+    // A mistake in any job file, or two jobs sharing an output folder, stops the batch before it starts.
+    std::fs::remove_dir_all(&first_out).unwrap();
+    let bad = write_job(&dir.path().join("bad.toml"), &text.replace("nz = 50", "nz = \"fifty\""));
+    let o = run(&["run", first.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("bad.toml"), "{o:?}");
+    let o = run(&["run", first.to_str().unwrap(), second.to_str().unwrap(), first.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("output folder"), "{o:?}");
+    assert!(!first_out.exists(), "nothing ran: {:?}", names(dir.path()));
+}
