@@ -173,8 +173,9 @@ pub struct JobArgs {
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// The job file (TOML), or several: they run one after another in this process and share the compute
-    /// engine, so on a GPU only the first pays for the CUDA start-up (about 0.3 s). Every file is checked
-    /// before the first job starts; a job that fails is reported and the others still run.
+    /// engine, so on a GPU only the first pays for the CUDA start-up (about 0.3 s), and each job's input is
+    /// opened while the job before it migrates. Every file is checked before the first job starts; a job
+    /// that fails is reported and the others still run.
     #[arg(required = true, value_name = "JOB")]
     pub jobs: Vec<PathBuf>,
     /// Override a job value (in every job): KEY=VALUE with a dotted key and a TOML value, e.g. --set

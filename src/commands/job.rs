@@ -1,7 +1,7 @@
 //! `seisimage run`, `validate` and `print-config`: a job file from first check to manifest.
 
 use seisimage::job::Job;
-use seisimage::run::{execute_on, prepare, start_engine, EngineKey, ReadyEngine};
+use seisimage::run::{execute_on, prepare, start_engine, EngineKey, Prepared, ReadyEngine};
 
 use super::Reporting;
 use crate::cli::{JobArgs, RunArgs};
@@ -28,7 +28,10 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     let progress = reporting.progress();
     let mut engine: Option<(EngineKey, ReadyEngine)> = None;
     let mut failed: Vec<(std::path::PathBuf, anyhow::Error)> = Vec::new();
-    for (i, job) in jobs.into_iter().enumerate() {
+    // Each job after the first is opened and planned on a thread of its own while the one before it
+    // migrates: its file is mapped (and read from disk, if it is not cached) while the device works.
+    let mut ahead: Option<std::thread::JoinHandle<seisimage::Result<Prepared>>> = None;
+    for (i, job) in jobs.iter().enumerate() {
         let path = job.source.clone();
         if count > 1 {
             tracing::info!("job {} of {count}: {}", i + 1, path.display());
@@ -41,9 +44,14 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
             _ => None,
         };
         // The engine (CUDA start-up included) gets ready while the input is opened and the job planned.
-        let starting = slot.is_none().then(|| start_engine(&job, backend));
+        let starting = slot.is_none().then(|| start_engine(job, backend));
         let last = i + 1 == count;
-        let prepared = prepare(job);
+        let prepared = match ahead.take() {
+            Some(preparing) => preparing.join().unwrap_or_else(|_| {
+                Err(seisimage::Error::Backend("preparing the job failed unexpectedly (a thread panicked)".into()))
+            }),
+            None => prepare(job.clone()),
+        };
         let clock = (std::time::SystemTime::now(), std::time::Instant::now());
         let mut migrated = false;
         let outcome = (|| -> anyhow::Result<_> {
@@ -62,6 +70,10 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
             }
             for line in prepared.describe() {
                 tracing::debug!("{line}");
+            }
+            if let Some(next) = jobs.get(i + 1) {
+                let next = next.clone();
+                ahead = Some(std::thread::spawn(move || prepare(next)));
             }
             migrated = true;
             let manifest = execute_on(&prepared, &mut slot, !last, clock, progress.as_ref())?;
