@@ -204,6 +204,107 @@ impl EngineKey {
     }
 }
 
+/// Run `jobs` one after another, the way `seisimage run` does with several job files:
+///
+/// - two jobs writing into one output folder are refused before anything runs;
+/// - an engine is shared by consecutive jobs that need the same one ([`EngineKey`]), so a GPU is set up
+///   once; a job that fails while migrating takes its engine with it (it may be unusable);
+/// - each job after the first is opened and planned on a thread of its own while the one before it
+///   migrates;
+/// - a job that fails is logged and the others still run; a stop request (SIGINT, SIGTERM) ends the
+///   batch with its error.
+///
+/// `done` is told of each finished job. Returns the jobs that failed, with their errors, in order.
+pub fn run_jobs(
+    jobs: &[Job],
+    backend: Option<Backend>,
+    progress: &dyn Progress,
+    done: &dyn Fn(&Manifest),
+) -> Result<Vec<(PathBuf, Error)>> {
+    for (i, a) in jobs.iter().enumerate() {
+        if let Some(b) = jobs[..i].iter().find(|b| b.config.output.dir == a.config.output.dir) {
+            return Err(Error::Config {
+                source_name: a.source.display().to_string(),
+                location: crate::error::Location::File,
+                message: format!(
+                    "output.dir {} is also the output folder of {}: each job needs its own",
+                    a.config.output.dir.display(),
+                    b.source.display()
+                ),
+            });
+        }
+    }
+    let count = jobs.len();
+    let mut engine: Option<(EngineKey, ReadyEngine)> = None;
+    let mut failed = Vec::new();
+    let mut ahead: Option<std::thread::JoinHandle<Result<Prepared>>> = None;
+    for (i, job) in jobs.iter().enumerate() {
+        if count > 1 {
+            tracing::info!("job {} of {count}: {}", i + 1, job.source.display());
+        }
+        let backend = backend.unwrap_or(job.config.compute.backend);
+        let key = EngineKey::of(job, backend);
+        // A job that needs other compute settings than the last one gets an engine of its own.
+        let mut slot = match engine.take() {
+            Some((k, ready)) if k == key => Some(ready),
+            _ => None,
+        };
+        // The engine (CUDA start-up included) gets ready while the input is opened and the job planned.
+        let starting = slot.is_none().then(|| start_engine(job, backend));
+        let last = i + 1 == count;
+        let prepared = match ahead.take() {
+            Some(preparing) => preparing.join().unwrap_or_else(|_| {
+                Err(Error::Backend("preparing the job failed unexpectedly (a thread panicked)".into()))
+            }),
+            None => prepare(job.clone()),
+        };
+        let clock = (SystemTime::now(), Instant::now());
+        let mut migrated = false;
+        let outcome = (|| -> Result<Manifest> {
+            let prepared = match prepared {
+                Ok(p) => p,
+                Err(e) => {
+                    // An engine being set up for this job can still serve the next one.
+                    if let (Some(s), false) = (starting, last) {
+                        slot = s.ready().ok();
+                    }
+                    return Err(e);
+                }
+            };
+            if let Some(s) = starting {
+                slot = Some(s.ready()?);
+            }
+            for line in prepared.describe() {
+                tracing::debug!("{line}");
+            }
+            if let Some(next) = jobs.get(i + 1) {
+                let next = next.clone();
+                ahead = Some(std::thread::spawn(move || prepare(next)));
+            }
+            migrated = true;
+            execute_on(&prepared, &mut slot, !last, clock, progress)
+        })();
+        match outcome {
+            Ok(manifest) => {
+                done(&manifest);
+                engine = slot.map(|ready| (key, ready));
+            }
+            Err(e @ Error::Interrupted(_)) => return Err(e),
+            Err(e) => {
+                if count > 1 {
+                    tracing::error!("{}: {e}", job.source.display());
+                }
+                failed.push((job.source.clone(), e));
+                // A job that failed while migrating may have left its engine unusable.
+                if !migrated {
+                    engine = slot.map(|ready| (key, ready));
+                }
+            }
+        }
+    }
+    Ok(failed)
+}
+
 /// Version of the manifest's layout; raised when a field changes meaning or goes away.
 pub const MANIFEST_SCHEMA: &str = "seisimage-manifest/1";
 

@@ -264,3 +264,57 @@ fn several_jobs_run_in_one_process_and_a_failure_ends_only_its_own() {
     assert!(o.stderr.contains("output folder"), "{o:?}");
     assert!(!first_out.exists(), "nothing ran: {:?}", names(dir.path()));
 }
+
+/// The batch runner itself, in this process, on the GPU when `SEISIMAGE_GPU_TESTS=1` (else the CPU): two
+/// jobs run on one engine, set up once, and each writes what it writes when run alone (bit for bit on
+/// the CPU; on the GPU to the last bits the phase-shift kernel's summation order leaves free).
+#[test]
+fn jobs_of_one_batch_share_the_engine_and_compute_what_they_compute_alone() {
+    use seisimage::job::{Backend, Job};
+    use seisimage::progress::Silent;
+    use seisimage::run::{execute, prepare, run_jobs, start_engine};
+    let backend = match std::env::var("SEISIMAGE_GPU_TESTS").as_deref() {
+        Ok("1") => Backend::Cuda,
+        _ => Backend::Cpu,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (first, first_out) = setup(dir.path());
+    let text = std::fs::read_to_string(&first).unwrap();
+    let second_out = dir.path().join("out2");
+    let second = write_job(
+        &dir.path().join("second.toml"),
+        &text.replace(&format!("{:?}", first_out), &format!("{:?}", second_out)).replace("nz = 50", "nz = 30"),
+    );
+    let jobs = [Job::load(&first, &[]).unwrap(), Job::load(&second, &[]).unwrap()];
+    let finished = std::sync::Mutex::new(Vec::new());
+    let failed = run_jobs(&jobs, Some(backend), &Silent, &|m| finished.lock().unwrap().push(m.job_file.clone()))
+        .expect("the batch runs");
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(*finished.lock().unwrap(), vec![first.clone(), second.clone()]);
+    let (a, b) = (manifest(&first_out), manifest(&second_out));
+    let kind = if backend == Backend::Cuda { "cuda" } else { "cpu" };
+    assert!(a["backend"]["kind"] == kind && b["backend"]["kind"] == kind, "{} {}", a["backend"], b["backend"]);
+    let stage = |m: &Value, name: &str| m["stages"]["stages"].as_array().unwrap().iter().any(|s| s["name"] == name);
+    assert!(stage(&a, "engine-setup") && !stage(&b, "engine-setup"), "the second job reuses the engine");
+
+    for (job, out) in [(&jobs[0], &first_out), (&jobs[1], &second_out)] {
+        let mut alone = job.clone();
+        alone.config.output.dir = out.with_extension("alone");
+        let engine = start_engine(&alone, backend);
+        execute(&prepare(alone.clone()).unwrap(), engine, &Silent).expect("the job alone");
+        let products = names(out).into_iter().filter(|n| n.ends_with(".npy")).collect::<Vec<_>>();
+        assert_eq!(products.len(), 4, "{products:?}");
+        for name in products {
+            let (shape, batch) = seisimage::io::npy::read(&out.join(&name)).unwrap();
+            let (alone_shape, alone) = seisimage::io::npy::read(&alone.config.output.dir.join(&name)).unwrap();
+            assert_eq!(shape, alone_shape, "{name}");
+            let diff: f64 = batch.iter().zip(&alone).map(|(x, y)| (*x as f64 - *y as f64).powi(2)).sum();
+            let norm: f64 = alone.iter().map(|y| (*y as f64).powi(2)).sum();
+            let e = (diff / norm).sqrt();
+            match backend {
+                Backend::Cpu => assert_eq!(batch, alone, "{name}"),
+                _ => assert!(e <= 1e-6, "{name}: relative L2 {e:.2e}"),
+            }
+        }
+    }
+}
