@@ -175,7 +175,7 @@ pub struct RunArgs {
     /// The job file (TOML), or several: they run one after another in this process and share the compute
     /// engine, so on a GPU only the first pays for the CUDA start-up (about 0.3 s), and each job's input is
     /// opened while the job before it migrates. Every file is checked before the first job starts; a job
-    /// that fails is reported and the others still run.
+    /// that fails is reported and the others still run, and the exit code is the first failure's.
     #[arg(required = true, value_name = "JOB")]
     pub jobs: Vec<PathBuf>,
     /// Override a job value (in every job): KEY=VALUE with a dotted key and a TOML value, e.g. --set
