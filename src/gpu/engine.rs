@@ -188,7 +188,10 @@ fn load_kernels(gpu: &Gpu, fast_math: bool, cache: &KernelCache) -> Result<(Kern
     match cache.store(&key, &program) {
         Ok(()) if cache.dir().is_some() => tracing::debug!("kernels kept in {} for later runs", show_dir(cache)),
         Ok(()) => {}
-        Err(e) => tracing::warn!("could not keep the compiled kernels for later runs: {e}"),
+        Err(e) => tracing::warn!(
+            "could not keep the compiled kernels for later runs ({e}); set {} to a writable folder, or to \"off\"",
+            kernel_cache::CACHE_ENV
+        ),
     }
     Ok((loaded, false))
 }
