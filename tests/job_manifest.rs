@@ -209,18 +209,25 @@ fn a_batch_log_is_plain_lines() {
     assert_eq!(o.stderr, "");
 }
 
+/// The job of [`setup`] and a second one on the same input, 30 levels deep, writing into `out2`: the job
+/// files, their output folders, and the first job's text.
+fn two_jobs(dir: &Path) -> ([PathBuf; 2], [PathBuf; 2], String) {
+    let (first, first_out) = setup(dir);
+    let text = std::fs::read_to_string(&first).unwrap();
+    let second_out = dir.join("out2");
+    let second = write_job(
+        &dir.join("second.toml"),
+        &text.replace(&format!("{first_out:?}"), &format!("{second_out:?}")).replace("nz = 50", "nz = 30"),
+    );
+    ([first, second], [first_out, second_out], text)
+}
+
 /// Several job files in one `run`: each gets its products and manifest as if run alone; a job whose input
 /// cannot be read is reported by name and the others still run; the exit code is that failure's.
 #[test]
 fn several_jobs_run_in_one_process_and_a_failure_ends_only_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let (first, first_out) = setup(dir.path());
-    let text = std::fs::read_to_string(&first).unwrap();
-    let second_out = dir.path().join("out2");
-    let second = write_job(
-        &dir.path().join("second.toml"),
-        &text.replace(&format!("{:?}", first_out), &format!("{:?}", second_out)).replace("nz = 50", "nz = 30"),
-    );
+    let ([first, second], [first_out, second_out], text) = two_jobs(dir.path());
     let broken_input = dir.path().join("truncated.sgy");
     std::fs::write(&broken_input, &std::fs::read(dir.path().join("input.sgy")).unwrap()[..3000]).unwrap();
     let broken_out = dir.path().join("out3");
@@ -278,13 +285,7 @@ fn jobs_of_one_batch_share_the_engine_and_compute_what_they_compute_alone() {
         _ => Backend::Cpu,
     };
     let dir = tempfile::tempdir().unwrap();
-    let (first, first_out) = setup(dir.path());
-    let text = std::fs::read_to_string(&first).unwrap();
-    let second_out = dir.path().join("out2");
-    let second = write_job(
-        &dir.path().join("second.toml"),
-        &text.replace(&format!("{:?}", first_out), &format!("{:?}", second_out)).replace("nz = 50", "nz = 30"),
-    );
+    let ([first, second], [first_out, second_out], _) = two_jobs(dir.path());
     let jobs = [Job::load(&first, &[]).unwrap(), Job::load(&second, &[]).unwrap()];
     let finished = std::sync::Mutex::new(Vec::new());
     let failed = run_jobs(&jobs, Some(backend), &Silent, &|m| finished.lock().unwrap().push(m.job_file.clone()))
