@@ -206,6 +206,21 @@ mod tests {
     }
 
     #[test]
+    fn writers_of_one_entry_at_once_leave_an_intact_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = KernelCache::at(dir.path());
+        let k = key("src", "sm_90", false, (13, 0));
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| cache.store(&k, &program()).expect("every writer succeeds"));
+            }
+        });
+        assert_eq!(cache.load(&k), Some(program()));
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "no temporary file is left: {names:?}");
+    }
+
+    #[test]
     fn the_folder_comes_from_the_environment() {
         let vars = |pairs: &'static [(&'static str, &'static str)]| {
             move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| std::ffi::OsString::from(v))

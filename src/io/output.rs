@@ -16,11 +16,15 @@ pub struct TempOutput {
 }
 
 impl TempOutput {
-    /// Reserve a temporary name next to `final_path` (same folder, so the rename is atomic).
+    /// Reserve a temporary name next to `final_path` (same folder, so the rename is atomic). The name holds
+    /// the process id and a count, so that two writers of one file, in two processes or on two threads of
+    /// one (two jobs storing the same compiled kernels), never write into the same temporary file.
     pub fn new(final_path: impl AsRef<Path>) -> Self {
+        static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let final_path = final_path.as_ref().to_path_buf();
         let name = final_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let temp_path = final_path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+        let temp_path = final_path.with_file_name(format!(".{name}.partial-{}-{n}", std::process::id()));
         TempOutput { final_path, temp_path, committed: false }
     }
 
