@@ -76,6 +76,8 @@ pub struct LogLines {
     interval: Duration,
     state: Mutex<LogState>,
     done: AtomicU64,
+    /// The stage's total, readable without the lock.
+    total: AtomicU64,
 }
 
 struct LogState {
@@ -92,6 +94,7 @@ impl LogLines {
             interval,
             state: Mutex::new(LogState { stage: String::new(), total: 0, started: now, last: now }),
             done: AtomicU64::new(0),
+            total: AtomicU64::new(0),
         }
     }
 }
@@ -102,12 +105,20 @@ impl Progress for LogLines {
         let now = Instant::now();
         *s = LogState { stage: stage.to_string(), total, started: now, last: now };
         self.done.store(0, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
         tracing::debug!("{stage}: started ({total} steps)");
     }
 
     fn advance(&self, n: u64) {
         let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
-        let Ok(mut s) = self.state.try_lock() else { return };
+        // Workers do not wait for each other's log lines, except the one that completes the stage: its
+        // line (100 %) must not be lost to another worker holding the lock.
+        let mut s = if done >= self.total.load(Ordering::Relaxed) {
+            self.state.lock().unwrap_or_else(|e| e.into_inner())
+        } else {
+            let Ok(s) = self.state.try_lock() else { return };
+            s
+        };
         if s.last.elapsed() >= self.interval {
             s.last = Instant::now();
             let pct = if s.total > 0 { 100.0 * done as f64 / s.total as f64 } else { 0.0 };
@@ -129,5 +140,64 @@ impl Progress for LogLines {
         } else {
             tracing::debug!("{}: done in {:.3} s", s.stage, took.as_secs_f64());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// Log lines written by `f` on this thread.
+    fn logged(f: impl FnOnce()) -> String {
+        let buffer = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || Writer(sink.clone()))
+            .with_max_level(tracing::Level::INFO)
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, f);
+        let bytes = buffer.lock().unwrap().clone();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    struct Writer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Writer {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The unit that completes a stage is always logged, even while another worker holds the log (which
+    /// makes every other unit skip its line rather than wait).
+    #[test]
+    fn the_last_unit_of_a_stage_is_never_lost() {
+        let p = Arc::new(LogLines::new(Duration::ZERO));
+        let text = logged(|| {
+            p.begin("writing", 2);
+            p.advance(1);
+            let (held, release) = (Arc::new(std::sync::Barrier::new(2)), Arc::new(std::sync::Barrier::new(2)));
+            let holder = {
+                let (p, held, release) = (p.clone(), held.clone(), release.clone());
+                std::thread::spawn(move || {
+                    let _busy = p.state.lock().unwrap();
+                    held.wait();
+                    release.wait();
+                    std::thread::sleep(Duration::from_millis(20));
+                })
+            };
+            held.wait();
+            release.wait();
+            p.advance(1);
+            holder.join().unwrap();
+        });
+        assert!(text.contains("writing: 1/2 (50 %)"), "{text}");
+        assert!(text.contains("writing: 2/2 (100 %)"), "{text}");
     }
 }
