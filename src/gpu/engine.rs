@@ -62,7 +62,7 @@ impl GpuEngine {
     pub fn new(device: DeviceInfo, fast_math: bool, cache: &KernelCache) -> Result<Self> {
         let t = Instant::now();
         let gpu = Gpu::open(device)?;
-        tracing::debug!("CUDA context created in {:.3} s", t.elapsed().as_secs_f64());
+        tracing::debug!("CUDA device opened for the engine in {:.3} s", t.elapsed().as_secs_f64());
         let t = Instant::now();
         let (kernels, kernels_cached) = load_kernels(&gpu, fast_math, cache)?;
         let kernel_seconds = t.elapsed().as_secs_f64();
