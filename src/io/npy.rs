@@ -7,10 +7,11 @@
 //! spaces and ended by a newline so that the data starts at a multiple of 64 bytes; then the values.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Location, Result};
+use crate::io::output::BlockWriter;
 use crate::io::TempOutput;
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -32,7 +33,7 @@ pub fn write(path: &Path, shape: &[usize], data: &[f32]) -> Result<PathBuf> {
 /// [`NpyWriter::finish`], and only once every value was written; dropped before, it leaves nothing.
 pub struct NpyWriter {
     // Field order is drop order: the file is closed before the temporary file is removed.
-    out: BufWriter<File>,
+    out: BlockWriter<File>,
     remaining: usize,
     output: TempOutput,
 }
@@ -47,7 +48,7 @@ impl NpyWriter {
             Error::Request(format!("{}: the shape {shape:?} does not fit a version 1.0 header", path.display()))
         })?;
         let output = TempOutput::new(path);
-        let mut out = BufWriter::with_capacity(1 << 20, output.create()?);
+        let mut out = BlockWriter::new(output.create()?);
         out.write_all(&header).at(path)?;
         Ok(NpyWriter { out, remaining: n, output })
     }
@@ -79,7 +80,7 @@ impl NpyWriter {
                 output.final_path().display()
             )));
         }
-        out.into_inner().map_err(|e| e.into_error()).at(output.final_path())?;
+        out.into_inner().at(output.final_path())?;
         output.commit()
     }
 }

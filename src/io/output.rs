@@ -73,6 +73,78 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<PathBuf> {
     out.commit()
 }
 
+/// Bytes per write of a [`BlockWriter`].
+pub const WRITE_BLOCK: usize = 4 << 20;
+
+/// A buffered writer for large files whose writes to the file are whole blocks of [`WRITE_BLOCK`] bytes at
+/// offsets that are multiples of it (but for the last, and for what is written after an explicit flush).
+///
+/// Why: Linux keeps the pages of a file written in large aligned pieces in large folios (2 MiB), which a
+/// later memory map of the cached file maps with one entry each instead of one per 4 KiB page. Reading the
+/// 262 144 trace headers of a cached 1.1 GB SEG-Y file (which maps every page) took 5.6 ms on one core when
+/// the file had been written in aligned pieces of 2 MiB or more, 9.5 ms in pieces of 1 MiB and 34 ms in
+/// pieces of 64 KiB (Linux 6.18, ext4). The same holds for a file cached by reading it (read-ahead builds
+/// large folios), so this only keeps the files seisimage writes as quick to reopen as any other.
+///
+/// Unlike `BufWriter`, dropping it without [`BlockWriter::into_inner`] discards what is buffered: every
+/// caller writes to a temporary file that is removed in that case anyway.
+pub struct BlockWriter<W: Write> {
+    inner: W,
+    buf: Vec<u8>,
+    /// Bytes handed to `inner` so far.
+    written: u64,
+}
+
+impl<W: Write> BlockWriter<W> {
+    pub fn new(inner: W) -> Self {
+        BlockWriter { inner, buf: Vec::with_capacity(WRITE_BLOCK), written: 0 }
+    }
+
+    /// Write what is buffered and return the inner writer.
+    pub fn into_inner(mut self) -> std::io::Result<W> {
+        self.flush()?;
+        Ok(self.inner)
+    }
+
+    /// Bytes from the end of what is buffered to the next block boundary.
+    fn room(&self) -> usize {
+        WRITE_BLOCK - ((self.written + self.buf.len() as u64) % WRITE_BLOCK as u64) as usize
+    }
+
+    fn write_buffered(&mut self) -> std::io::Result<()> {
+        self.inner.write_all(&self.buf)?;
+        self.written += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for BlockWriter<W> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let room = self.room();
+        if self.buf.is_empty() && room == WRITE_BLOCK && data.len() >= WRITE_BLOCK {
+            // Whole blocks at a boundary go straight through.
+            let n = data.len() / WRITE_BLOCK * WRITE_BLOCK;
+            self.inner.write_all(&data[..n])?;
+            self.written += n as u64;
+            return Ok(n);
+        }
+        let n = room.min(data.len());
+        self.buf.extend_from_slice(&data[..n]);
+        if n == room {
+            self.write_buffered()?;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            self.write_buffered()?;
+        }
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +162,62 @@ mod tests {
         write_atomic(&target, b"whole").unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"whole");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Records where each write lands.
+    #[derive(Default)]
+    struct Recorder {
+        bytes: Vec<u8>,
+        writes: Vec<(usize, usize)>,
+    }
+
+    impl Write for Recorder {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            // Take at most 3 blocks at once, as a file may: write_all must carry on.
+            let n = data.len().min(3 * WRITE_BLOCK);
+            self.writes.push((self.bytes.len(), n));
+            self.bytes.extend_from_slice(&data[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn block_writes_are_whole_aligned_blocks_and_keep_every_byte() {
+        // Pieces of every size class: small, about a block, many blocks; the data is a known sequence.
+        let sizes = [3600usize, 240, 4000, WRITE_BLOCK - 7, 13, 2 * WRITE_BLOCK + 5, 1, 7 * WRITE_BLOCK, 999_999];
+        let total: usize = sizes.iter().sum();
+        let data: Vec<u8> = (0..total).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut w = BlockWriter::new(Recorder::default());
+        let mut at = 0;
+        for n in sizes {
+            w.write_all(&data[at..at + n]).unwrap();
+            at += n;
+        }
+        let rec = w.into_inner().unwrap();
+        assert_eq!(rec.bytes, data);
+        let (last, whole) = rec.writes.split_last().unwrap();
+        for &(offset, len) in whole {
+            assert_eq!(offset % WRITE_BLOCK, 0, "a write at {offset}");
+            assert_eq!(len % WRITE_BLOCK, 0, "a write of {len} bytes at {offset}");
+        }
+        assert_eq!(last.0 % WRITE_BLOCK, 0);
+        assert_eq!(last.0 + last.1, total);
+    }
+
+    #[test]
+    fn after_a_flush_block_writes_end_on_boundaries_again() {
+        let mut w = BlockWriter::new(Recorder::default());
+        w.write_all(&[1; 100]).unwrap();
+        w.flush().unwrap();
+        w.write_all(&vec![2; 2 * WRITE_BLOCK]).unwrap();
+        let rec = w.into_inner().unwrap();
+        // 100 flushed, then up to the first boundary, then one whole block, then the rest at the end
+        let ends: Vec<usize> = rec.writes.iter().map(|&(o, n)| o + n).collect();
+        assert_eq!(ends, vec![100, WRITE_BLOCK, 2 * WRITE_BLOCK, 2 * WRITE_BLOCK + 100]);
+        assert_eq!(rec.bytes.len(), 2 * WRITE_BLOCK + 100);
+        assert!(rec.bytes[..100].iter().all(|&b| b == 1) && rec.bytes[100..].iter().all(|&b| b == 2));
     }
 }

@@ -59,13 +59,24 @@ pub struct Grid {
     pub coordinate_misfit: Option<f64>,
 }
 
+/// How many traces ahead the scan asks for headers to be loaded (see [`SegyFile::prefetch_header`]).
+const PREFETCH_AHEAD: usize = 32;
+
+/// Traces per task of the header scan.
+const SCAN_BLOCK: usize = 4096;
+
 /// What the scan keeps of each trace header.
+#[derive(Clone)]
 struct Record {
     iline: i32,
     xline: i32,
     offset: i32,
     xy: [f64; 2],
     dead: bool,
+}
+
+impl Record {
+    const NONE: Record = Record { iline: 0, xline: 0, offset: 0, xy: [0.0; 2], dead: false };
 }
 
 impl Grid {
@@ -82,19 +93,21 @@ impl Grid {
         if n as u64 >= MISSING as u64 {
             return Err(fail(Location::File, format!("{n} traces are more than this reader indexes")));
         }
-        // The headers are read in parallel (on a large file, reading them is mostly page faults, which
-        // then spread over every core); the records keep file order.
-        let records: Vec<Record> = (0..n)
-            .into_par_iter()
-            .with_min_len(4096)
-            .map(|i| {
-                if i % 65536 == 0 {
-                    cancel::check()?;
-                }
+        let mut laps = crate::stats::Laps::start(format!("scanning the trace headers of {}", file.path().display()));
+        // The headers are read in parallel, a block of traces per task (on a large file, reading them is
+        // mostly page faults and cache misses, which then spread over every core); the records keep file order.
+        let mut records = vec![Record::NONE; n];
+        records.par_chunks_mut(SCAN_BLOCK).enumerate().try_for_each(|(block, out)| {
+            cancel::check()?;
+            for (k, record) in out.iter_mut().enumerate() {
+                let i = block * SCAN_BLOCK + k;
+                file.prefetch_header(i + PREFETCH_AHEAD);
                 let h = file.trace_header(i)?;
-                Ok(Record { iline: h.iline, xline: h.xline, offset: h.offset, xy: h.xy(), dead: h.is_dead() })
-            })
-            .collect::<Result<Vec<_>>>()?;
+                *record = Record { iline: h.iline, xline: h.xline, offset: h.offset, xy: h.xy(), dead: h.is_dead() };
+            }
+            Ok::<_, Error>(())
+        })?;
+        laps.lap("headers");
         let at = *file.locations();
         let placed = place(n, |i| (records[i].iline, records[i].xline));
         let (ilines, xlines, cells) = match placed {
@@ -111,11 +124,14 @@ impl Grid {
             }
         };
 
+        laps.lap("grid");
         let live: Vec<bool> = cells.iter().map(|&t| t != MISSING && !records[t as usize].dead).collect();
         let missing = cells.iter().filter(|&&t| t == MISSING).count();
         let dead = records.iter().filter(|r| r.dead).count();
         let (sorting, iline_direction, xline_direction) = sorting(&records);
+        laps.lap("counts");
         let (coords, coordinate_misfit) = fit_coordinates(&records, &ilines, &xlines);
+        laps.lap("coordinates");
         let range = |k: usize| {
             records.iter().fold([f64::INFINITY, f64::NEG_INFINITY], |[lo, hi], r| [lo.min(r.xy[k]), hi.max(r.xy[k])])
         };
@@ -142,9 +158,9 @@ enum Problem {
 }
 
 /// Axes and cell → trace map for the pairs `line(i)` of `n` traces, or why they do not form a grid.
-fn place(n: usize, line: impl Fn(usize) -> (i32, i32)) -> Result<(LineAxis, LineAxis, Vec<u32>), Problem> {
-    let ilines = axis((0..n).map(|i| line(i).0));
-    let xlines = axis((0..n).map(|i| line(i).1));
+fn place(n: usize, line: impl Fn(usize) -> (i32, i32) + Sync) -> Result<(LineAxis, LineAxis, Vec<u32>), Problem> {
+    let ilines = axis(n, |i| line(i).0);
+    let xlines = axis(n, |i| line(i).1);
     let cells = ilines.len as u128 * xlines.len as u128;
     if cells > MAX_CELLS_PER_TRACE as u128 * n as u128 {
         return Err(Problem::Sparse { cells, ilines, xlines });
@@ -168,17 +184,27 @@ fn place(n: usize, line: impl Fn(usize) -> (i32, i32)) -> Result<(LineAxis, Line
     }
 }
 
-/// The ascending axis through all `values`: from the smallest to the largest, with the greatest common
-/// divisor of their differences as the step (1 when all are equal).
-fn axis(values: impl Iterator<Item = i32> + Clone) -> LineAxis {
-    let min = values.clone().min().unwrap_or(0) as i64;
-    let (max, step) = values.fold((min, 0i64), |(max, g), v| (max.max(v as i64), gcd(g, v as i64 - min)));
+/// The ascending axis through the `n` values `value(i)`: from the smallest to the largest, with the greatest
+/// common divisor of their differences as the step (1 when all are equal). In parallel: opening a large file
+/// runs this over every trace.
+fn axis(n: usize, value: impl Fn(usize) -> i32 + Sync) -> LineAxis {
+    let min = (0..n).into_par_iter().map(&value).min().unwrap_or(0) as i64;
+    // Most values are multiples of the step found so far: test that with one division, not a gcd.
+    let step_with = |g: i64, d: i64| if g != 0 && d % g == 0 { g } else { gcd(g, d) };
+    let (max, step) = (0..n)
+        .into_par_iter()
+        .fold(|| (min, 0i64), |(max, g), i| (max.max(value(i) as i64), step_with(g, value(i) as i64 - min)))
+        .reduce(|| (min, 0), |(m1, g1), (m2, g2)| (m1.max(m2), gcd(g1, g2)));
     let step = step.max(1);
     LineAxis::new(min, step, ((max - min) / step) as usize + 1)
 }
 
 fn index_on(axis: &LineAxis, value: i32) -> usize {
-    ((value as i64 - axis.first) / axis.step) as usize
+    // Opening a file calls this several times per trace: spare the division in the usual case.
+    match axis.step {
+        1 => (value as i64 - axis.first) as usize,
+        step => ((value as i64 - axis.first) / step) as usize,
+    }
 }
 
 fn gcd(a: i64, b: i64) -> i64 {
@@ -311,6 +337,11 @@ fn sorting(records: &[Record]) -> (Sorting, Direction, Direction) {
     }
 }
 
+/// The sum over `records` of the `N` terms `f` gives for each, computed in parallel.
+fn parallel_sum<const N: usize>(records: &[Record], f: impl Fn(&Record) -> [f64; N] + Sync + Send) -> [f64; N] {
+    records.par_iter().map(f).reduce(|| [0.0; N], |a, b| std::array::from_fn(|k| a[k] + b[k]))
+}
+
 /// Least-squares affine map from grid indices to coordinates, over the traces present, and the largest
 /// distance from a trace to it. `None` when every coordinate is zero (the file has none).
 fn fit_coordinates(records: &[Record], ilines: &LineAxis, xlines: &LineAxis) -> (Option<CoordTransform>, Option<f64>) {
@@ -319,25 +350,20 @@ fn fit_coordinates(records: &[Record], ilines: &LineAxis, xlines: &LineAxis) -> 
     }
     let at = |r: &Record| [index_on(ilines, r.iline) as f64, index_on(xlines, r.xline) as f64];
     let n = records.len() as f64;
-    let mean = |f: &dyn Fn(&Record) -> f64| records.iter().map(f).sum::<f64>() / n;
-    let (mi, mj) = (mean(&|r| at(r)[0]), mean(&|r| at(r)[1]));
-    let (mx, my) = (mean(&|r| r.xy[0]), mean(&|r| r.xy[1]));
+    // Each pass is a parallel sum: a pass over every trace of a large file takes milliseconds on one core.
+    let [mi, mj, mx, my] = parallel_sum(records, |r| {
+        let [i, j] = at(r);
+        [i, j, r.xy[0], r.xy[1]]
+    })
+    .map(|s| s / n);
     // Centred sums of the normal equations; centring keeps large map coordinates from swamping the fit.
-    let (mut sii, mut sij, mut sjj) = (0.0, 0.0, 0.0);
-    let mut si = [0.0; 2];
-    let mut sj = [0.0; 2];
-    for r in records {
+    let [sii, sij, sjj, si0, si1, sj0, sj1] = parallel_sum(records, |r| {
         let [i, j] = at(r);
         let (di, dj) = (i - mi, j - mj);
-        let d = [r.xy[0] - mx, r.xy[1] - my];
-        sii += di * di;
-        sij += di * dj;
-        sjj += dj * dj;
-        for k in 0..2 {
-            si[k] += di * d[k];
-            sj[k] += dj * d[k];
-        }
-    }
+        let (dx, dy) = (r.xy[0] - mx, r.xy[1] - my);
+        [di * di, di * dj, dj * dj, di * dx, di * dy, dj * dx, dj * dy]
+    });
+    let (si, sj) = ([si0, si1], [sj0, sj1]);
     let det = sii * sjj - sij * sij;
     let (mut per_iline, mut per_xline) = ([0.0; 2], [0.0; 2]);
     for k in 0..2 {
@@ -354,15 +380,15 @@ fn fit_coordinates(records: &[Record], ilines: &LineAxis, xlines: &LineAxis) -> 
     }
     let origin = [mx - per_iline[0] * mi - per_xline[0] * mj, my - per_iline[1] * mi - per_xline[1] * mj];
     let transform = CoordTransform { origin, per_iline, per_xline };
-    let misfit = records
-        .iter()
+    let misfit2 = records
+        .par_iter()
         .map(|r| {
             let [i, j] = at(r);
             let [x, y] = transform.xy(i, j);
-            (x - r.xy[0]).hypot(y - r.xy[1])
+            (x - r.xy[0]).powi(2) + (y - r.xy[1]).powi(2)
         })
-        .fold(0.0, f64::max);
-    (Some(transform), Some(misfit))
+        .reduce(|| 0.0, f64::max);
+    (Some(transform), Some(misfit2.sqrt()))
 }
 
 #[cfg(test)]
@@ -371,13 +397,14 @@ mod tests {
 
     #[test]
     fn axes_take_the_common_step_of_any_order() {
-        let a = axis([110, 100, 130, 120].into_iter());
-        assert_eq!(a, LineAxis::new(100, 10, 4));
-        let a = axis([7, 7, 7].into_iter());
-        assert_eq!(a, LineAxis::new(7, 1, 1));
-        let a = axis([-4, 2, 8].into_iter());
-        assert_eq!(a, LineAxis::new(-4, 6, 3));
-        let a = axis([i32::MIN, i32::MAX].into_iter());
+        let of = |v: &[i32]| axis(v.len(), |i| v[i]);
+        assert_eq!(of(&[110, 100, 130, 120]), LineAxis::new(100, 10, 4));
+        assert_eq!(of(&[7, 7, 7]), LineAxis::new(7, 1, 1));
+        assert_eq!(of(&[-4, 2, 8]), LineAxis::new(-4, 6, 3));
+        // Many values, most on a coarser step than the last few reveal (the fast path and the gcd both used).
+        let many: Vec<i32> = (0..100_000).map(|i| 1000 + 12 * (i % 500)).chain([1004, 1010]).collect();
+        assert_eq!(of(&many), LineAxis::new(1000, 2, 2995));
+        let a = of(&[i32::MIN, i32::MAX]);
         assert_eq!((a.len, a.step), (2, u32::MAX as i64));
     }
 

@@ -32,7 +32,9 @@ pub struct SegyReader {
 impl SegyReader {
     /// Open the file, decode its headers and place every trace in the grid (one pass over the headers).
     pub fn open(path: &Path, opts: &SegyOptions) -> Result<SegyReader> {
+        let t = std::time::Instant::now();
         let file = SegyFile::open(path, opts)?;
+        tracing::trace!("{}: file headers read in {:.1} ms", path.display(), t.elapsed().as_secs_f64() * 1e3);
         let grid = Grid::scan(&file)?;
         Ok(SegyReader { file, grid })
     }

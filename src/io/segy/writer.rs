@@ -3,7 +3,7 @@
 //! appears under its own name only when complete.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,7 @@ use super::trace_header::{TraceHeader, TRACE_ID_DEAD, TRACE_ID_SEISMIC};
 use super::DEPTH_MARKER;
 use crate::cancel;
 use crate::error::{Error, IoContext, Result};
-use crate::io::output::TempOutput;
+use crate::io::output::{BlockWriter, TempOutput};
 use crate::volume::{Domain, Geometry};
 
 /// Sample encoding of written files.
@@ -79,7 +79,7 @@ pub fn write_volume(path: &Path, geometry: &Geometry, data: &[f32], opts: &SegyW
 /// written too (zeros, trace identification code 2), so the file always holds the full grid.
 pub struct SegyWriter {
     output: TempOutput,
-    file: BufWriter<File>,
+    file: BlockWriter<File>,
     geometry: Geometry,
     format: SampleFormat,
     order: ByteOrder,
@@ -168,7 +168,7 @@ impl SegyWriter {
         };
 
         let output = TempOutput::new(path);
-        let mut file = BufWriter::with_capacity(1 << 20, output.create()?);
+        let mut file = BlockWriter::new(output.create()?);
         file.write_all(&encode_ebcdic(&text)).at(path)?;
         file.write_all(&binary.to_bytes(opts.endian)).at(path)?;
         let common = TraceHeader {
@@ -271,7 +271,7 @@ impl SegyWriter {
                 self.written
             )));
         }
-        let file = self.file.into_inner().map_err(|e| Error::io(self.output.final_path(), e.into_error()))?;
+        let file = self.file.into_inner().at(self.output.final_path())?;
         drop(file);
         self.output.commit()
     }
