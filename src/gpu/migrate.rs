@@ -75,6 +75,10 @@ pub(super) struct Run<'a> {
     timers: RefCell<Vec<(&'static str, CudaEvent, CudaEvent)>>,
 }
 
+/// A finished run's device buffers, plans, pinned buffers and events, held until they can be freed off the
+/// path to the products.
+pub(super) struct RunResources(#[allow(dead_code)] Box<dyn Send>);
+
 /// The cuFFT plans of a run and the one work area they share.
 struct Ffts {
     r2c: fft::Plan,
@@ -248,6 +252,33 @@ impl<'a> Run<'a> {
             ffts: Ffts { r2c, planes: planes_ffts, kz, _work: work },
             timers: Default::default(),
         })
+    }
+
+    /// Give up the run's resources without freeing them (the caller has synchronised its streams).
+    pub(super) fn into_resources(self) -> RunResources {
+        let Run {
+            e: _,
+            plan: _,
+            request: _,
+            nk: _,
+            bins: _,
+            bands: _,
+            spectrum,
+            landing,
+            half,
+            delay,
+            k2,
+            omega,
+            weight,
+            weight_cpx,
+            products,
+            products_host,
+            planes,
+            ffts,
+            timers,
+        } = self;
+        let buffers = (spectrum, landing, half, delay, k2, omega, weight, weight_cpx, products, planes);
+        RunResources(Box::new((buffers, products_host.into_inner(), ffts, timers.into_inner())))
     }
 
     /// Run `f` on the compute stream as part of stage `name`, timed by device events.
