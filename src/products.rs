@@ -7,11 +7,11 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::cancel;
-use crate::error::{Error, IoContext, Location, Result};
+use crate::error::{Error, Location, Result};
 use crate::imaging::ImageRequest;
+use crate::io::output::FileDigest;
 use crate::io::VolumeSink;
 use crate::job::{OutputConfig, VolumeFormat};
 use crate::render::{self, RenderOptions, SliceData};
@@ -181,10 +181,8 @@ pub fn write_product(
             opts.title = Some(title(&spec.kind));
         }
         let rendered = render::render_png(&path, &slice.as_slice(), &opts)?;
-        let mut laps = crate::stats::Laps::start(format!("{} files", spec.stem));
-        files.push(file_record(&rendered.png, "png")?);
-        files.push(file_record(&rendered.sidecar, "json")?);
-        laps.lap("checksums");
+        files.push(file_record(&rendered.png, rendered.png_digest, "png"));
+        files.push(file_record(&rendered.sidecar, rendered.sidecar_digest, "json"));
     }
     for f in &spec.formats {
         let mut laps = crate::stats::Laps::start(format!("{} as {}", spec.stem, f.extension()));
@@ -197,10 +195,11 @@ pub fn write_product(
             sink.write_inlines(i * block_inlines, g.shape(), block)?;
         }
         laps.lap("write");
-        sink.finish()?;
-        laps.lap("finish");
-        files.push(file_record(&path, f.extension())?);
-        laps.lap("checksum");
+        let closed = sink.close()?;
+        laps.lap("close");
+        let (path, digest) = closed.commit_digested()?;
+        laps.lap("checksum and flush");
+        files.push(file_record(&path, digest, f.extension()));
     }
     Ok(ProductRecord {
         kind: spec.kind.clone(),
@@ -241,17 +240,14 @@ fn slice_of(kind: &ProductKind, product: Volume, bin_size: [f64; 2]) -> Result<S
     })
 }
 
-/// Size and SHA-256 of a file just written, read back from disk (so the checksum is of what landed there).
-fn file_record(path: &Path, format: &str) -> Result<ProductFile> {
-    let mut file = std::fs::File::open(path).at(path)?;
-    let mut hasher = Sha256::new();
-    let bytes = std::io::copy(&mut file, &mut hasher).at(path)?;
-    Ok(ProductFile {
+/// The manifest's record of a file written (its checksum read back as the disk wrote it).
+fn file_record(path: &Path, digest: FileDigest, format: &str) -> ProductFile {
+    ProductFile {
         path: path.file_name().map(PathBuf::from).unwrap_or_default(),
         format: format.into(),
-        bytes,
-        sha256: hasher.finalize().iter().map(|b| format!("{b:02x}")).collect(),
-    })
+        bytes: digest.bytes,
+        sha256: digest.sha256,
+    }
 }
 
 #[cfg(test)]

@@ -177,11 +177,17 @@ impl VolumeSink {
         }
     }
 
+    /// Complete the file and move it to its name.
     pub fn finish(self) -> Result<std::path::PathBuf> {
+        self.close()?.commit()
+    }
+
+    /// Complete the file, leaving it under its temporary name (to be committed, measured or not).
+    pub fn close(self) -> Result<TempOutput> {
         match self {
-            VolumeSink::Segy(w) => w.finish(),
-            VolumeSink::Hdf5(w) => w.finish(),
-            VolumeSink::Npy(w) => w.finish(),
+            VolumeSink::Segy(w) => w.close(),
+            VolumeSink::Hdf5(w) => w.close(),
+            VolumeSink::Npy(w) => w.close(),
         }
     }
 }

@@ -73,6 +73,11 @@ impl NpyWriter {
 
     /// Flush and move the file to its final name.
     pub fn finish(self) -> Result<PathBuf> {
+        self.close()?.commit()
+    }
+
+    /// Flush, leaving the file under its temporary name.
+    pub fn close(self) -> Result<TempOutput> {
         let NpyWriter { out, remaining, output } = self;
         if remaining > 0 {
             return Err(Error::Request(format!(
@@ -81,7 +86,7 @@ impl NpyWriter {
             )));
         }
         out.into_inner().at(output.final_path())?;
-        output.commit()
+        Ok(output)
     }
 }
 

@@ -44,15 +44,59 @@ impl TempOutput {
     }
 
     /// Flush the temporary file to disk and move it to its final name.
-    pub fn commit(mut self) -> Result<PathBuf> {
+    pub fn commit(self) -> Result<PathBuf> {
+        self.commit_inner(false).map(|(path, _)| path)
+    }
+
+    /// [`TempOutput::commit`], measuring the file: its size and SHA-256, read back while the disk writes it.
+    pub fn commit_digested(self) -> Result<(PathBuf, FileDigest)> {
+        let (path, digest) = self.commit_inner(true)?;
+        Ok((path, digest.expect("asked for")))
+    }
+
+    fn commit_inner(mut self, digest: bool) -> Result<(PathBuf, Option<FileDigest>)> {
         let t = std::time::Instant::now();
-        if let Ok(f) = File::open(&self.temp_path) {
-            f.sync_all().at(&self.final_path)?;
-        }
+        let mut file = File::open(&self.temp_path).at(&self.final_path)?;
+        start_writeback(&file);
+        let digest = if digest { Some(FileDigest::read(&mut file).at(&self.final_path)?) } else { None };
+        file.sync_all().at(&self.final_path)?;
         tracing::trace!("{} flushed to disk in {:.1} ms", self.final_path.display(), t.elapsed().as_secs_f64() * 1e3);
         std::fs::rename(&self.temp_path, &self.final_path).at(&self.final_path)?;
         self.committed = true;
-        Ok(self.final_path.clone())
+        Ok((self.final_path.clone(), digest))
+    }
+}
+
+/// Ask the kernel to start writing `file`'s pages to disk now, without waiting, so that a later `fsync` finds
+/// most of the work done (only a hint: where it is not available, `fsync` does it all).
+fn start_writeback(file: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a valid open descriptor; the call only schedules writeback of the whole file.
+        let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
+/// Size and SHA-256 of a file as written (for the manifest).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileDigest {
+    pub bytes: u64,
+    /// Lower-case hexadecimal, as `sha256sum` prints it.
+    pub sha256: String,
+}
+
+impl FileDigest {
+    /// Read `file` from its start to its end.
+    pub fn read(file: &mut File) -> std::io::Result<FileDigest> {
+        use sha2::{Digest, Sha256};
+        use std::io::Seek;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        let mut hasher = Sha256::new();
+        let bytes = std::io::copy(file, &mut hasher)?;
+        Ok(FileDigest { bytes, sha256: hasher.finalize().iter().map(|b| format!("{b:02x}")).collect() })
     }
 }
 
@@ -66,11 +110,20 @@ impl Drop for TempOutput {
 
 /// Write `bytes` to `path` atomically.
 pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<PathBuf> {
+    written(path, bytes)?.commit()
+}
+
+/// [`write_atomic`], with the size and SHA-256 of what was written.
+pub fn write_atomic_digested(path: impl AsRef<Path>, bytes: &[u8]) -> Result<(PathBuf, FileDigest)> {
+    written(path, bytes)?.commit_digested()
+}
+
+/// `bytes` in the temporary file of `path`, not yet committed.
+fn written(path: impl AsRef<Path>, bytes: &[u8]) -> Result<TempOutput> {
     let out = TempOutput::new(path);
     let mut f = out.create()?;
     f.write_all(bytes).at(out.final_path())?;
-    drop(f);
-    out.commit()
+    Ok(out)
 }
 
 /// Bytes per write of a [`BlockWriter`].
@@ -219,5 +272,18 @@ mod tests {
         assert_eq!(ends, vec![100, WRITE_BLOCK, 2 * WRITE_BLOCK, 2 * WRITE_BLOCK + 100]);
         assert_eq!(rec.bytes.len(), 2 * WRITE_BLOCK + 100);
         assert!(rec.bytes[..100].iter().all(|&b| b == 1) && rec.bytes[100..].iter().all(|&b| b == 2));
+    }
+
+    #[test]
+    fn a_digested_commit_measures_what_landed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("abc.txt");
+        // SHA-256 of "abc" (FIPS 180-2, appendix B.1)
+        let (path, digest) = write_atomic_digested(&target, b"abc").unwrap();
+        assert_eq!(path, target);
+        assert_eq!(digest.bytes, 3);
+        assert_eq!(digest.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(std::fs::read(&target).unwrap(), b"abc");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
     }
 }

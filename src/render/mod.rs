@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
-use crate::io::output::{write_atomic, TempOutput};
+use crate::io::output::{write_atomic_digested, FileDigest, TempOutput};
 use crate::volume::{Domain, LineAxis, SampleAxis};
 
 use canvas::Canvas;
@@ -198,7 +198,10 @@ impl RenderOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RenderedImage {
     pub png: PathBuf,
+    /// Size and SHA-256 of the image file.
+    pub png_digest: FileDigest,
     pub sidecar: PathBuf,
+    pub sidecar_digest: FileDigest,
     /// The clip used: amplitudes in `[-clip, clip]` span the colour map.
     pub clip: f32,
     pub width: u32,
@@ -275,15 +278,17 @@ pub fn render_png(path: &Path, slice: &Slice, opts: &RenderOptions) -> Result<Re
         software: software(),
     };
     let json = serde_json::to_vec_pretty(&sidecar).expect("a sidecar always serialises");
-    let sidecar_written = write_atomic(&sidecar_path, &json)?;
+    let (sidecar_written, sidecar_digest) = write_atomic_digested(&sidecar_path, &json)?;
     laps.lap("sidecar");
-    let png = png_out.commit().inspect_err(|_| {
+    let (png, png_digest) = png_out.commit_digested().inspect_err(|_| {
         let _ = std::fs::remove_file(&sidecar_written);
     })?;
     laps.lap("commit");
     Ok(RenderedImage {
         png,
+        png_digest,
         sidecar: sidecar_written,
+        sidecar_digest,
         clip,
         width: canvas.width as u32,
         height: canvas.height as u32,

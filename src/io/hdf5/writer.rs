@@ -127,10 +127,15 @@ impl Hdf5Writer {
 
     /// Close the file and move it to its final name.
     pub fn finish(self) -> Result<PathBuf> {
+        self.close()?.commit()
+    }
+
+    /// Close the file, leaving it under its temporary name.
+    pub fn close(self) -> Result<TempOutput> {
         let Hdf5Writer { volume, file, output, .. } = self;
         drop(volume);
         file.close().doing(output.final_path(), || "closing the file".into())?;
-        output.commit()
+        Ok(output)
     }
 }
 

@@ -263,6 +263,11 @@ impl SegyWriter {
 
     /// Check that every trace was written, flush, and move the file to its name.
     pub fn finish(self) -> Result<PathBuf> {
+        self.close()?.commit()
+    }
+
+    /// Check that every trace was written and flush, leaving the file under its temporary name.
+    pub fn close(self) -> Result<TempOutput> {
         let n = self.geometry.n_traces();
         if self.written != n {
             return Err(Error::Request(format!(
@@ -273,7 +278,7 @@ impl SegyWriter {
         }
         let file = self.file.into_inner().at(self.output.final_path())?;
         drop(file);
-        self.output.commit()
+        Ok(self.output)
     }
 
     fn path(&self) -> String {
