@@ -422,7 +422,11 @@ pub fn execute_on(
     }
     crate::cancel::check()?;
     if keep {
-        return finish(p, &images, stats, choice, started, clock, progress);
+        let finished = finish(p, &images, stats, choice, started, clock, progress);
+        if let Some(r) = slot.as_mut() {
+            r.engine.release_last_run();
+        }
+        return finished;
     }
 
     // Tearing down a GPU engine (its context, streams, modules and pinned buffers) takes a noticeable

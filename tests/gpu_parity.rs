@@ -223,6 +223,8 @@ fn gpu_memory_taken_by_another_user_gives_bands_or_a_clear_error() {
         }
     }
     gpu.set_memory_limit(None);
+    // The engine keeps a run's buffers until told otherwise: between jobs it gives them back.
+    gpu.release_last_run();
 
     // Someone takes all but about that much (the engine plans with 92 % of what is free, less a reserve).
     let rt = seisimage::gpu::probe().unwrap();

@@ -213,6 +213,13 @@ impl Engine for GpuEngine {
         "cuda"
     }
 
+    fn release_last_run(&mut self) {
+        if self.retired.is_some() {
+            let _ = self.gpu.ctx.bind_to_thread();
+            self.retired = None;
+        }
+    }
+
     fn migrate(
         &mut self,
         src: &dyn VolumeReader,

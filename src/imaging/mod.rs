@@ -130,6 +130,11 @@ pub trait Engine {
         progress: &dyn Progress,
         stats: &mut RunStats,
     ) -> Result<Vec<Vec<f32>>>;
+
+    /// Free what the last `migrate` still holds. An engine may keep a run's buffers after returning its
+    /// images, so that freeing them does not delay the products; they go at the next `migrate`, with the
+    /// engine, or here (between jobs, so that the device is not held while the engine waits).
+    fn release_last_run(&mut self) {}
 }
 
 #[cfg(test)]
