@@ -193,7 +193,13 @@ fn axis(n: usize, value: impl Fn(usize) -> i32 + Sync) -> LineAxis {
     let step_with = |g: i64, d: i64| if g != 0 && d % g == 0 { g } else { gcd(g, d) };
     let (max, step) = (0..n)
         .into_par_iter()
-        .fold(|| (min, 0i64), |(max, g), i| (max.max(value(i) as i64), step_with(g, value(i) as i64 - min)))
+        .fold(
+            || (min, 0i64),
+            |(max, g), i| {
+                let v = value(i) as i64;
+                (max.max(v), step_with(g, v - min))
+            },
+        )
         .reduce(|| (min, 0), |(m1, g1), (m2, g2)| (m1.max(m2), gcd(g1, g2)));
     let step = step.max(1);
     LineAxis::new(min, step, ((max - min) / step) as usize + 1)
@@ -337,9 +343,14 @@ fn sorting(records: &[Record]) -> (Sorting, Direction, Direction) {
     }
 }
 
-/// The sum over `records` of the `N` terms `f` gives for each, computed in parallel.
-fn parallel_sum<const N: usize>(records: &[Record], f: impl Fn(&Record) -> [f64; N] + Sync + Send) -> [f64; N] {
-    records.par_iter().map(f).reduce(|| [0.0; N], |a, b| std::array::from_fn(|k| a[k] + b[k]))
+/// The sum over `records` of the `N` terms `f` gives for each, computed in parallel over fixed blocks and
+/// added up in order, so that the result does not depend on the number of threads (the fitted coordinates
+/// are printed and recorded).
+fn parallel_sum<const N: usize>(records: &[Record], f: impl Fn(&Record) -> [f64; N] + Sync) -> [f64; N] {
+    let add = |a: [f64; N], b: [f64; N]| std::array::from_fn(|k| a[k] + b[k]);
+    let blocks: Vec<[f64; N]> =
+        records.par_chunks(SCAN_BLOCK).map(|block| block.iter().map(&f).fold([0.0; N], add)).collect();
+    blocks.into_iter().fold([0.0; N], add)
 }
 
 /// Least-squares affine map from grid indices to coordinates, over the traces present, and the largest
@@ -451,5 +462,29 @@ mod tests {
         let bins = t.bin_size();
         assert!((bins[0] - 25.0).abs() < 1e-9 && (bins[1] - 12.5).abs() < 1e-9, "{bins:?}");
         assert!((t.origin[0] - 605_000.0).abs() < 1e-6 && (t.origin[1] - 6_070_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_coordinate_fit_is_the_same_on_any_number_of_threads() {
+        // 300 × 200 traces with rounded (centimetre) coordinates, so the sums are not exact in any order.
+        let (il, xl) = (LineAxis::new(1, 1, 300), LineAxis::new(1, 1, 200));
+        let records: Vec<Record> = (0..300 * 200)
+            .map(|t| {
+                let (i, j) = ((t / 200) as f64, (t % 200) as f64);
+                let xy = [605_000.0 + 20.01 * i - 9.37 * j, 6_070_000.0 + 9.37 * i + 20.01 * j]
+                    .map(|c| (c * 100.0).round() / 100.0);
+                Record { iline: 1 + (t / 200) as i32, xline: 1 + (t % 200) as i32, offset: 0, xy, dead: false }
+            })
+            .collect();
+        let fit_on = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| fit_coordinates(&records, &il, &xl))
+        };
+        let (one, misfit_one) = fit_on(1);
+        for threads in [2, 3, 8] {
+            let (other, misfit) = fit_on(threads);
+            assert_eq!(other, one, "{threads} threads");
+            assert_eq!(misfit, misfit_one, "{threads} threads");
+        }
     }
 }
