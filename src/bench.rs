@@ -330,10 +330,13 @@ fn naive_run(p: &Prepared, device: crate::gpu::DeviceInfo) -> Result<f64> {
         crate::volume::Volume { geometry: p.image.clone(), data: image.into_iter().next().unwrap_or_default() };
     let dir = p.job.config.output.dir.join("naive");
     std::fs::create_dir_all(&dir).at(&dir)?;
+    let mut written = Vec::new();
     for spec in &p.products {
         let cut = volume.cut(&spec.region);
-        crate::products::write_product(&dir, spec, &cut.data, &p.image, p.bin_size, &p.job.config.output.render)?;
+        let render = &p.job.config.output.render;
+        written.push(crate::products::write_product(&dir, spec, &cut.data, &p.image, p.bin_size, render)?);
     }
+    crate::products::commit_products(written)?;
     Ok(t.elapsed().as_secs_f64())
 }
 

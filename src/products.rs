@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::cancel;
 use crate::error::{Error, Location, Result};
 use crate::imaging::ImageRequest;
-use crate::io::output::FileDigest;
+use crate::io::output::{commit_together, FileDigest, SealedOutput};
 use crate::io::VolumeSink;
 use crate::job::{OutputConfig, VolumeFormat};
 use crate::render::{self, RenderOptions, SliceData};
@@ -159,8 +159,15 @@ pub struct ProductAxes {
 /// Values written per step of a sub-volume file: a stop request is honoured between steps.
 const WRITE_BLOCK_VALUES: usize = 4 << 20;
 
-/// Write one product into `dir`: PNG for slices, and its sub-volume formats. Each file is complete under its
-/// name or absent.
+/// A product written under temporary names and measured: [`commit_products`] puts it in place.
+pub struct WrittenProduct {
+    kind: ProductKind,
+    axes: ProductAxes,
+    /// Its files with their formats, in the manifest's order.
+    files: Vec<(SealedOutput, &'static str)>,
+}
+
+/// Write one product into `dir` under temporary names: PNG for slices, and its sub-volume formats.
 pub fn write_product(
     dir: &Path,
     spec: &ProductSpec,
@@ -168,7 +175,7 @@ pub fn write_product(
     image: &Geometry,
     bin_size: [f64; 2],
     render_opts: &RenderOptions,
-) -> Result<ProductRecord> {
+) -> Result<WrittenProduct> {
     let g = image.subset(&spec.region);
     debug_assert_eq!(data.len(), g.n_values());
     let mut files = Vec::new();
@@ -180,32 +187,59 @@ pub fn write_product(
         if opts.title.is_none() {
             opts.title = Some(title(&spec.kind));
         }
-        let rendered = render::render_png(&path, &slice.as_slice(), &opts)?;
-        files.push(file_record(&rendered.png, rendered.png_digest, "png"));
-        files.push(file_record(&rendered.sidecar, rendered.sidecar_digest, "json"));
+        let [sidecar, png] = render::render_png_sealed(&path, &slice.as_slice(), &opts)?.files;
+        files.push((png, "png"));
+        files.push((sidecar, "json"));
     }
     for f in &spec.formats {
         let mut laps = crate::stats::Laps::start(format!("{} as {}", spec.stem, f.extension()));
         let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
         let mut sink = VolumeSink::create(f.file_format(), &path, &g, &Default::default())?;
+        laps.lap("create");
         let inline_values = g.xlines.len * g.samples.len;
         let block_inlines = (WRITE_BLOCK_VALUES / inline_values).max(1);
         for (i, block) in data.chunks(block_inlines * inline_values).enumerate() {
             cancel::check()?;
             sink.write_inlines(i * block_inlines, g.shape(), block)?;
         }
-        laps.lap("write");
+        laps.lap("values");
         let closed = sink.close()?;
         laps.lap("close");
-        let (path, digest) = closed.commit_digested()?;
-        laps.lap("checksum and flush");
-        files.push(file_record(&path, digest, f.extension()));
+        files.push((closed.seal()?, f.extension()));
+        laps.lap("checksum");
     }
-    Ok(ProductRecord {
+    Ok(WrittenProduct {
         kind: spec.kind.clone(),
         axes: ProductAxes { iline: g.ilines, xline: g.xlines, depth: g.samples },
         files,
     })
+}
+
+/// Put written products in place, every file flushed to disk at once (see [`commit_together`]), and record
+/// them for the manifest. A picture's sidecar is moved into place before the picture, so that a picture is
+/// never found without its sidecar.
+pub fn commit_products(written: Vec<WrittenProduct>) -> Result<Vec<ProductRecord>> {
+    // The files in the order they are moved into place, each with its product and its place in that
+    // product's list.
+    let mut order = Vec::new();
+    let mut heads = Vec::with_capacity(written.len());
+    for (p, w) in written.into_iter().enumerate() {
+        let mut files: Vec<_> =
+            w.files.into_iter().enumerate().map(|(i, (file, format))| ((p, i, format), file)).collect();
+        files.sort_by_key(|((.., format), _)| *format != "json");
+        heads.push((w.kind, w.axes, files.len()));
+        order.extend(files);
+    }
+    let (places, sealed): (Vec<_>, Vec<_>) = order.into_iter().unzip();
+    let mut files: Vec<Vec<Option<ProductFile>>> = heads.iter().map(|&(.., n)| vec![None; n]).collect();
+    for ((p, i, format), (path, digest)) in places.into_iter().zip(commit_together(sealed)?) {
+        files[p][i] = Some(file_record(&path, digest, format));
+    }
+    Ok(heads
+        .into_iter()
+        .zip(files)
+        .map(|((kind, axes, _), files)| ProductRecord { kind, axes, files: files.into_iter().flatten().collect() })
+        .collect())
 }
 
 fn title(kind: &ProductKind) -> String {

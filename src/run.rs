@@ -146,26 +146,43 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<(Box<dyn Engine + Se
 }
 
 /// An engine being set up on a thread of its own: the CUDA start-up (driver, context, kernel compilation, a
-/// fraction of a second) then overlaps opening the input and planning the job.
+/// fraction of a second) then overlaps opening the input and planning the job, and once the job is planned
+/// ([`EngineStart::plan_ready`]) the engine makes its buffers for it before it is ready.
 pub struct EngineStart {
     handle: std::thread::JoinHandle<Result<(Box<dyn Engine + Send>, BackendChoice, std::time::Duration)>>,
+    plans: Option<std::sync::mpsc::SyncSender<(Plan, ImageRequest)>>,
 }
 
 /// Begin setting up the engine for `job` (the job's backend unless `backend` overrides it).
 pub fn start_engine(job: &Job, backend: Backend) -> EngineStart {
     let job = job.clone();
+    let (plans, planned) = std::sync::mpsc::sync_channel::<(Plan, ImageRequest)>(1);
     let handle = std::thread::spawn(move || {
         let t = Instant::now();
-        let (engine, choice) = select_engine(&job, backend)?;
+        let (mut engine, choice) = select_engine(&job, backend)?;
+        // The job's plan arrives when it is made, or never (the job failed, or is run elsewhere).
+        if let Ok((plan, request)) = planned.recv() {
+            if let Err(e) = engine.prepare(&plan, &request) {
+                tracing::debug!("the engine could not prepare for the job ahead ({e}); it will when it runs it");
+            }
+        }
         Ok((engine, choice, t.elapsed()))
     });
-    EngineStart { handle }
+    EngineStart { handle, plans: Some(plans) }
 }
 
 impl EngineStart {
+    /// The job this engine is for is planned: the engine may make ready what its run needs.
+    pub fn plan_ready(&mut self, p: &Prepared) {
+        if let Some(plans) = self.plans.take() {
+            let _ = plans.send((p.plan.clone(), p.request.clone()));
+        }
+    }
+
     /// The engine once it is set up (waiting for it if need be).
-    pub fn ready(self) -> Result<ReadyEngine> {
+    pub fn ready(mut self) -> Result<ReadyEngine> {
         let t = Instant::now();
+        self.plans = None;
         let (engine, choice, setup) = self.handle.join().map_err(|_| {
             Error::Backend("setting up the compute engine failed unexpectedly (a thread panicked)".into())
         })??;
@@ -271,7 +288,8 @@ pub fn run_jobs(
                     return Err(e);
                 }
             };
-            if let Some(s) = starting {
+            if let Some(mut s) = starting {
+                s.plan_ready(&prepared);
                 slot = Some(s.ready()?);
             }
             for line in prepared.describe() {
@@ -378,8 +396,9 @@ impl InputRecord {
 
 /// Run a prepared job to its manifest, on the engine being set up, which is released as the products are
 /// written. See [`execute_on`].
-pub fn execute(p: &Prepared, engine: EngineStart, progress: &dyn Progress) -> Result<Manifest> {
+pub fn execute(p: &Prepared, mut engine: EngineStart, progress: &dyn Progress) -> Result<Manifest> {
     let clock = (SystemTime::now(), Instant::now());
+    engine.plan_ready(p);
     let mut slot = Some(engine.ready()?);
     execute_on(p, &mut slot, false, clock, progress)
 }
@@ -492,7 +511,7 @@ fn write_products(p: &Prepared, images: &[Vec<f32>], progress: &dyn Progress) ->
     use rayon::prelude::*;
     let out = &p.job.config.output;
     progress.begin("writing", p.products.len() as u64);
-    let records = p
+    let written = p
         .products
         .par_iter()
         .zip(images.par_iter())
@@ -506,7 +525,8 @@ fn write_products(p: &Prepared, images: &[Vec<f32>], progress: &dyn Progress) ->
         })
         .collect::<Result<Vec<_>>>();
     progress.finish();
-    records
+    crate::cancel::check()?;
+    products::commit_products(written?)
 }
 
 /// Fail now, not after the migration, when the output folder cannot take the products: it must be (or

@@ -172,7 +172,7 @@ unsafe impl<T: Send> Send for PinnedBuffer<T> {}
 unsafe impl<T: Sync> Sync for PinnedBuffer<T> {}
 
 impl<T: Copy + Default> PinnedBuffer<T> {
-    fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+    pub(super) fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
         let bytes = len.max(1) * std::mem::size_of::<T>();
         check("binding the context", ctx.bind_to_thread())?;
         // SAFETY: flags 0 = cached, portable within this context; freed in Drop.

@@ -13,7 +13,7 @@ use super::device::{check, Gpu, PinnedBuffer};
 use super::fft::{self, Layout};
 use super::kernel_cache::{self, KernelCache};
 use super::kernels::{self, Kernels, ParamKind};
-use super::migrate::{Run, RunResources, RING};
+use super::migrate::{Run, RunBuffers, RunShape, RING};
 use super::runtime::DeviceInfo;
 use crate::error::{Error, Result};
 use crate::imaging::{Engine, ImageRequest, Plan};
@@ -51,12 +51,53 @@ pub struct GpuEngine {
     /// Run the way a straightforward GPU script does (see [`GpuEngine::set_naive`]).
     pub(super) naive: bool,
     /// At most this many bytes of device memory (`compute.device_memory_gb`); `None`: what is free.
-    memory_limit: Option<u64>,
-    /// The pinned staging ring, allocated with the engine (pinning memory takes a while, and the engine is
-    /// set up while the job is planned) and grown if a plan's chunks are larger.
-    staging: Vec<PinnedBuffer<f32>>,
-    /// The device buffers and plans of the last run, freed when the next one starts or with the engine.
-    retired: Option<RunResources>,
+    pub(super) memory_limit: Option<u64>,
+    /// The pinned staging ring, allocated on a thread of its own as the engine starts (pinning memory takes
+    /// a while, and meanwhile the engine can make a job's device buffers) and grown if a plan's chunks are
+    /// larger.
+    staging: Staging,
+    /// Device buffers and plans made ahead of a run ([`Engine::prepare`]) or kept from the last one: the
+    /// next run of their shape uses them, a run of another shape frees them first.
+    spare: Option<RunBuffers>,
+}
+
+/// The staging ring: being pinned on its own thread, or ready.
+struct Staging {
+    pinning: Option<std::thread::JoinHandle<Result<Vec<PinnedBuffer<f32>>>>>,
+    ready: Vec<PinnedBuffer<f32>>,
+}
+
+impl Staging {
+    fn start(gpu: &Gpu, values: usize) -> Self {
+        let ctx = gpu.ctx.clone();
+        let pinning = std::thread::spawn(move || {
+            let t = Instant::now();
+            let ring = (0..RING).map(|_| PinnedBuffer::new(&ctx, values)).collect::<Result<Vec<_>>>();
+            tracing::debug!("pinned staging ring allocated in {:.3} s", t.elapsed().as_secs_f64());
+            ring
+        });
+        Staging { pinning: Some(pinning), ready: Vec::new() }
+    }
+
+    /// The ring (waiting for it to be pinned), to be given back with [`Staging::put`].
+    fn take(&mut self) -> Result<Vec<PinnedBuffer<f32>>> {
+        if let Some(h) = self.pinning.take() {
+            self.ready =
+                h.join().map_err(|_| Error::Gpu("pinning the staging ring failed (a thread panicked)".into()))??;
+        }
+        Ok(std::mem::take(&mut self.ready))
+    }
+
+    fn put(&mut self, ring: Vec<PinnedBuffer<f32>>) {
+        self.ready = ring;
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // Not before the pinning thread is done with the context.
+        let _ = self.take();
+    }
 }
 
 impl GpuEngine {
@@ -68,11 +109,7 @@ impl GpuEngine {
         let t = Instant::now();
         let (kernels, kernels_cached) = load_kernels(&gpu, fast_math, cache)?;
         let kernel_seconds = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let staging = (0..RING)
-            .map(|_| gpu.alloc_pinned::<f32>(crate::imaging::plan::INGEST_CHUNK_BYTES / 4))
-            .collect::<Result<Vec<_>>>()?;
-        tracing::debug!("pinned staging ring allocated in {:.3} s", t.elapsed().as_secs_f64());
+        let staging = Staging::start(&gpu, crate::imaging::plan::INGEST_CHUNK_BYTES / 4);
         // cuFFT loads its kernels on first use: do that now too, with a throw-away plan.
         let t = Instant::now();
         drop(fft::Plan::new(fft::Kind::C2C, &Layout::contiguous(&[64, 64], 4096, 4096, 1))?);
@@ -88,7 +125,7 @@ impl GpuEngine {
             naive: false,
             memory_limit: None,
             staging,
-            retired: None,
+            spare: None,
         })
     }
 
@@ -213,10 +250,22 @@ impl Engine for GpuEngine {
         "cuda"
     }
 
+    fn prepare(&mut self, plan: &Plan, request: &ImageRequest) -> Result<()> {
+        plan.check(&plan.input, request)?;
+        check("binding the CUDA context", self.gpu.ctx.bind_to_thread())?;
+        let shape = RunShape::of(self, plan, request);
+        if self.spare.as_ref().is_some_and(|b| *b.shape() == shape) {
+            return Ok(());
+        }
+        self.spare = None;
+        self.spare = Some(RunBuffers::new(self, plan, shape)?);
+        Ok(())
+    }
+
     fn release_last_run(&mut self) {
-        if self.retired.is_some() {
+        if self.spare.is_some() {
             let _ = self.gpu.ctx.bind_to_thread();
-            self.retired = None;
+            self.spare = None;
         }
     }
 
@@ -232,24 +281,35 @@ impl Engine for GpuEngine {
         plan.check(src.geometry(), request)?;
         // The engine may have been made on another thread: make its context current on this one.
         check("binding the CUDA context", self.gpu.ctx.bind_to_thread())?;
-        self.retired = None;
         let t = Instant::now();
-        let mut staging = std::mem::take(&mut self.staging);
+        let shape = RunShape::of(self, plan, request);
+        let buffers = match self.spare.take() {
+            Some(b) if *b.shape() == shape => b,
+            other => {
+                drop(other);
+                RunBuffers::new(self, plan, shape)?
+            }
+        };
+        let mut staging = self.staging.take()?;
         let chunk = plan.ingest_inlines * plan.input.shape()[1] * plan.input.shape()[2];
         if staging.iter().any(|b| b.len() < chunk) || staging.len() < RING {
             staging = (0..RING).map(|_| self.gpu.alloc_pinned::<f32>(chunk)).collect::<Result<_>>()?;
         }
-        let run = Run::new(self, plan, request)?;
+        let run = Run::new(self, plan, request, buffers)?;
         stats.add("device-setup", t.elapsed(), 0);
         let result = run.execute(src, velocity, progress, stats, &mut staging);
+        let mut laps = crate::stats::Laps::start("closing the run");
         // Whatever happened, nothing may still be running when the buffers go.
         let _ = self.compute.synchronize();
         let _ = self.copy_in.synchronize();
         let _ = self.copy_out.synchronize();
+        laps.lap("synchronise");
         // Freeing the run's device memory takes a few milliseconds that the products need not wait for: it
-        // happens when the engine next runs or is dropped (on a thread of its own after a job).
-        self.retired = Some(run.into_resources());
-        self.staging = staging;
+        // happens when the engine runs another shape, is released between jobs, or is dropped (on a thread
+        // of its own after a job); a next run of this shape uses it.
+        self.spare = Some(run.into_buffers());
+        self.staging.put(staging);
+        laps.lap("keep the buffers");
         result
     }
 }

@@ -45,18 +45,14 @@ const PS_MAX_SLOTS: usize = 128;
 const PS_LANES: u32 = 32;
 const PS_WARPS: u32 = 8;
 
-/// One migration on the device: its buffers, plans and tables.
+/// One migration on the device: its buffers and plans, and the plan's tables.
 pub(super) struct Run<'a> {
     e: &'a GpuEngine,
     plan: &'a Plan,
     request: &'a ImageRequest,
     nk: usize,
     bins: usize,
-    bands: Bands,
-    /// The spectrum of one band (the widest).
-    spectrum: DeviceBuffer<Cpx>,
-    landing: Vec<DeviceBuffer<f32>>,
-    half: Vec<DeviceBuffer<Cpx>>,
+    buffers: RunBuffers,
     /// Per frequency of the plan: exp(−iω t0), ω, |k|², imaging weights (as complex, for scale_planes).
     delay: DeviceBuffer<Cpx>,
     /// |k|² and ω in double: the kernels form kz² = (2ω/v)² − |k|² from them without cancellation.
@@ -64,6 +60,59 @@ pub(super) struct Run<'a> {
     omega: DeviceBuffer<f64>,
     weight: DeviceBuffer<f32>,
     weight_cpx: DeviceBuffer<Cpx>,
+    /// Device-timed sections (stage name, start, end), summed into the stage table at the end.
+    timers: RefCell<Vec<(&'static str, CudaEvent, CudaEvent)>>,
+}
+
+/// What decides the device buffers and FFT plans of a run: runs that agree on it can use the same ones.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct RunShape {
+    method: Method,
+    padded: [usize; 3],
+    frequencies: usize,
+    chunk_traces: usize,
+    /// Levels of each phase-shift launch.
+    launch_sizes: Vec<usize>,
+    levels: usize,
+    last_level: usize,
+    stolt_nz: Option<usize>,
+    /// Values of each requested box.
+    boxes: Vec<usize>,
+    naive: bool,
+    memory_limit: Option<u64>,
+}
+
+impl RunShape {
+    pub(super) fn of(e: &GpuEngine, plan: &Plan, request: &ImageRequest) -> Self {
+        RunShape {
+            method: plan.method,
+            padded: plan.padded,
+            frequencies: plan.n_omega(),
+            chunk_traces: plan.ingest_inlines * plan.input.shape()[1],
+            launch_sizes: match plan.method {
+                Method::PhaseShift => phase_shift_launches(plan).iter().map(|b| b.slot_levels.len()).collect(),
+                _ => Vec::new(),
+            },
+            levels: plan.levels.len(),
+            last_level: plan.last_level(),
+            stolt_nz: plan.stolt.as_ref().map(|g| g.nz_fft),
+            boxes: request.boxes.iter().map(|b| b.len()).collect(),
+            naive: e.naive,
+            memory_limit: e.memory_limit,
+        }
+    }
+}
+
+/// The device buffers, pinned product buffers and FFT plans of a run. Allocating them takes the device
+/// several milliseconds, so the engine makes them ahead of a run when it can, and keeps them after one for
+/// the next run of the same shape (see `GpuEngine::prepare`).
+pub(super) struct RunBuffers {
+    shape: RunShape,
+    bands: Bands,
+    /// The spectrum of one band (the widest).
+    spectrum: DeviceBuffer<Cpx>,
+    landing: Vec<DeviceBuffer<f32>>,
+    half: Vec<DeviceBuffer<Cpx>>,
     products: Vec<DeviceBuffer<f32>>,
     /// Where the products land on the host (pinned, so the copies run at full speed, asynchronously).
     products_host: RefCell<Vec<PinnedBuffer<f32>>>,
@@ -71,13 +120,7 @@ pub(super) struct Run<'a> {
     /// split-step: the level image.
     planes: DeviceBuffer<Cpx>,
     ffts: Ffts,
-    /// Device-timed sections (stage name, start, end), summed into the stage table at the end.
-    timers: RefCell<Vec<(&'static str, CudaEvent, CudaEvent)>>,
 }
-
-/// A finished run's device buffers, plans, pinned buffers and events, held until they can be freed off the
-/// path to the products.
-pub(super) struct RunResources(#[allow(dead_code)] Box<dyn Send>);
 
 /// The cuFFT plans of a run and the one work area they share.
 struct Ffts {
@@ -89,17 +132,17 @@ struct Ffts {
     _work: DeviceBuffer<u8>,
 }
 
-impl<'a> Run<'a> {
-    pub(super) fn new(e: &'a GpuEngine, plan: &'a Plan, request: &'a ImageRequest) -> Result<Self> {
+impl RunBuffers {
+    /// Plan the device memory of a run of `shape` and allocate it (contents undefined).
+    pub(super) fn new(e: &GpuEngine, plan: &Plan, shape: RunShape) -> Result<Self> {
         let pt = plan.padded[2];
         let (nk, nw) = (plan.nk(), plan.n_omega());
-        let [_, nx, _] = plan.input.shape();
-        let chunk_traces = plan.ingest_inlines * nx;
+        let chunk_traces = shape.chunk_traces;
         let bins = pt / 2 + 1;
         let plane = (nk * 8) as u64;
 
         // What does not depend on the band: ingest buffers, products, tables; and the method's planes.
-        let products_bytes: u64 = request.boxes.iter().map(|b| b.len() as u64 * 4).sum();
+        let products_bytes: u64 = shape.boxes.iter().map(|&n| n as u64 * 4).sum();
         let common = vec![
             ("ingest ring", (RING * chunk_traces * (pt * 4 + bins * 8)) as u64),
             ("products", products_bytes),
@@ -110,10 +153,7 @@ impl<'a> Run<'a> {
             items.push((planes_name, planes as u64 * plane));
             Budget { items }
         };
-        let launch_sizes: Vec<usize> = match plan.method {
-            Method::PhaseShift => phase_shift_launches(plan).iter().map(|b| b.slot_levels.len()).collect(),
-            _ => Vec::new(),
-        };
+        let launch_sizes = &shape.launch_sizes;
         let (whole, banded, why_not) = match plan.method {
             Method::PhaseShift => (
                 budget("k-domain images", launch_sizes.iter().copied().max().unwrap_or(1)),
@@ -149,7 +189,7 @@ impl<'a> Run<'a> {
                 why_not,
             )?;
             let t = std::time::Instant::now();
-            let (r2c, planes_ffts, kz) = make_ffts(plan, &bands, &launch_sizes, chunk_traces)?;
+            let (r2c, planes_ffts, kz) = make_ffts(plan, &bands, launch_sizes, chunk_traces)?;
             tracing::debug!("cuFFT plans made in {:.3} s", t.elapsed().as_secs_f64());
             let work_bytes =
                 planes_ffts.values().chain(kz.iter()).chain([&r2c]).map(|p| p.work_bytes).max().unwrap_or(0) as u64;
@@ -191,16 +231,59 @@ impl<'a> Run<'a> {
         for p in planes_ffts.values().chain(kz.iter()).chain([&r2c]) {
             p.bind(&e.compute, work.ptr())?;
         }
-
         let gpu = &e.gpu;
         let spectrum = gpu.alloc::<Cpx>(bands.widest() * nk)?;
         let landing = (0..RING).map(|_| gpu.alloc::<f32>(chunk_traces * pt)).collect::<Result<Vec<_>>>()?;
-        for l in &landing {
+        let half = (0..RING).map(|_| gpu.alloc::<Cpx>(chunk_traces * bins)).collect::<Result<Vec<_>>>()?;
+        let products = shape.boxes.iter().map(|&n| gpu.alloc::<f32>(n)).collect::<Result<Vec<_>>>()?;
+        let planes = gpu.alloc::<Cpx>(plane_count * nk)?;
+        let products_host = if e.naive {
+            Vec::new()
+        } else {
+            shape.boxes.iter().map(|&n| gpu.alloc_pinned::<f32>(n)).collect::<Result<Vec<_>>>()?
+        };
+        tracing::debug!("device buffers allocated in {:.3} s", allocating.elapsed().as_secs_f64());
+        Ok(RunBuffers {
+            shape,
+            bands,
+            spectrum,
+            landing,
+            half,
+            products,
+            products_host: RefCell::new(products_host),
+            planes,
+            ffts: Ffts { r2c, planes: planes_ffts, kz, _work: work },
+        })
+    }
+
+    pub(super) fn shape(&self) -> &RunShape {
+        &self.shape
+    }
+}
+
+impl<'a> Run<'a> {
+    /// A run of `plan` on `buffers` (made for its shape): clears what must start at zero and uploads the
+    /// plan's tables.
+    pub(super) fn new(
+        e: &'a GpuEngine,
+        plan: &'a Plan,
+        request: &'a ImageRequest,
+        buffers: RunBuffers,
+    ) -> Result<Self> {
+        debug_assert!(buffers.shape == RunShape::of(e, plan, request));
+        let (nk, nw) = (plan.nk(), plan.n_omega());
+        let bins = plan.padded[2] / 2 + 1;
+        for l in &buffers.landing {
             // The padding of every row stays zero: copies fill only the first nt samples of a row and the R2C
             // is out of place.
             l.zero_async(&e.compute)?;
         }
-        let half = (0..RING).map(|_| gpu.alloc::<Cpx>(chunk_traces * bins)).collect::<Result<Vec<_>>>()?;
+        for p in &buffers.products {
+            p.zero_async(&e.compute)?;
+        }
+        if plan.method == Method::PhaseShift && buffers.bands.banded() {
+            buffers.planes.zero_async(&e.compute)?;
+        }
         let delay: Vec<Cpx> = (0..nw)
             .map(|iw| {
                 let phase = -plan.omega(iw) * plan.t0;
@@ -210,75 +293,29 @@ impl<'a> Run<'a> {
         let weights: Vec<f32> = (0..nw).map(|iw| plan.weight(iw) as f32).collect();
         let weights_cpx: Vec<Cpx> = weights.iter().map(|&w| [w, 0.0]).collect();
         let omega: Vec<f64> = (0..nw).map(|iw| plan.omega(iw)).collect();
-        let products = request
-            .boxes
-            .iter()
-            .map(|b| {
-                let p = gpu.alloc::<f32>(b.len())?;
-                p.zero_async(&e.compute)?;
-                Ok(p)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let planes = gpu.alloc::<Cpx>(plane_count * nk)?;
-        if plan.method == Method::PhaseShift && bands.banded() {
-            planes.zero_async(&e.compute)?;
-        }
-        let products_host = if e.naive {
-            Vec::new()
-        } else {
-            request.boxes.iter().map(|b| gpu.alloc_pinned::<f32>(b.len())).collect::<Result<Vec<_>>>()?
-        };
-        // The clears above ran on the compute stream; the copy stream writes the landing slots next.
-        e.sync(&e.compute)?;
-        tracing::debug!("device buffers allocated in {:.3} s", allocating.elapsed().as_secs_f64());
-        Ok(Run {
+        let gpu = &e.gpu;
+        let run = Run {
             e,
             plan,
             request,
             nk,
             bins,
-            bands,
-            spectrum,
-            landing,
-            half,
+            buffers,
             delay: DeviceBuffer::from_slice(gpu, &delay)?,
             k2: DeviceBuffer::from_slice(gpu, &plan.k_squared())?,
             omega: DeviceBuffer::from_slice(gpu, &omega)?,
             weight: DeviceBuffer::from_slice(gpu, &weights)?,
             weight_cpx: DeviceBuffer::from_slice(gpu, &weights_cpx)?,
-            products,
-            products_host: RefCell::new(products_host),
-            planes,
-            ffts: Ffts { r2c, planes: planes_ffts, kz, _work: work },
             timers: Default::default(),
-        })
+        };
+        // The clears above ran on the compute stream; the copy stream writes the landing slots next.
+        e.sync(&e.compute)?;
+        Ok(run)
     }
 
-    /// Give up the run's resources without freeing them (the caller has synchronised its streams).
-    pub(super) fn into_resources(self) -> RunResources {
-        let Run {
-            e: _,
-            plan: _,
-            request: _,
-            nk: _,
-            bins: _,
-            bands: _,
-            spectrum,
-            landing,
-            half,
-            delay,
-            k2,
-            omega,
-            weight,
-            weight_cpx,
-            products,
-            products_host,
-            planes,
-            ffts,
-            timers,
-        } = self;
-        let buffers = (spectrum, landing, half, delay, k2, omega, weight, weight_cpx, products, planes);
-        RunResources(Box::new((buffers, products_host.into_inner(), ffts, timers.into_inner())))
+    /// The run's buffers, for the next run of the same shape (the caller has synchronised the streams).
+    pub(super) fn into_buffers(self) -> RunBuffers {
+        self.buffers
     }
 
     /// Run `f` on the compute stream as part of stage `name`, timed by device events.
@@ -301,7 +338,8 @@ impl<'a> Run<'a> {
 
     /// 2-D FFTs of the first `n` planes at `planes`, in place.
     fn fft_planes(&self, planes: u64, n: usize, forward: bool) -> Result<()> {
-        let p = self.ffts.planes.get(&n).ok_or_else(|| Error::Gpu(format!("no 2-D FFT plan for {n} planes")))?;
+        let p =
+            self.buffers.ffts.planes.get(&n).ok_or_else(|| Error::Gpu(format!("no 2-D FFT plan for {n} planes")))?;
         // SAFETY: `planes` holds at least n planes of nk values.
         unsafe { p.exec(planes, planes, forward) }
     }
@@ -316,38 +354,51 @@ impl<'a> Run<'a> {
     ) -> Result<Vec<Vec<f32>>> {
         let e = self.e;
         let t = Instant::now();
-        let count = self.bands.ranges.len();
+        let mut host = None;
+        let count = self.buffers.bands.ranges.len();
         stats.frequency_bands = count;
-        for (b, band) in self.bands.ranges.iter().enumerate() {
+        for (b, band) in self.buffers.bands.ranges.iter().enumerate() {
             if count > 1 {
                 tracing::info!("frequency band {} of {count}: {} frequencies", b + 1, band.len());
             }
             // Ingest fills only the data part of each plane; the padding must be zero (for the next band too,
             // after this one's transforms have filled it).
-            self.spectrum.zero_async(&e.compute)?;
+            self.buffers.spectrum.zero_async(&e.compute)?;
             if e.naive {
                 self.ingest_naive(src, progress, stats)?;
             } else {
                 self.ingest(src, band, progress, stats, staging)?;
             }
-            self.timed("spatial-fft", || self.fft_planes(self.spectrum.ptr(), band.len(), true))?;
+            if host.is_none() && !e.naive {
+                // The products' host memory is made ready while the device migrates (see `writable_buffers`);
+                // not earlier, where it would take a core from the ingest.
+                let lens: Vec<usize> = self.buffers.products.iter().map(|p| p.len()).collect();
+                host = Some(std::thread::spawn(move || writable_buffers(&lens)));
+            }
+            self.timed("spatial-fft", || self.fft_planes(self.buffers.spectrum.ptr(), band.len(), true))?;
             match self.plan.method {
                 Method::PhaseShift => self.phase_shift(band, progress)?,
                 Method::Stolt => self.stolt(progress)?,
                 Method::SplitStep => self.split_step(band, velocity, progress, stats)?,
             }
         }
-        if self.plan.method == Method::PhaseShift && self.bands.banded() {
+        if self.plan.method == Method::PhaseShift && self.buffers.bands.banded() {
             self.image_all_levels()?;
         }
         e.sync(&e.compute)?;
         stats.add("ingest+compute", t.elapsed(), 0);
+        let mut laps = crate::stats::Laps::start("after the migration");
         self.collect_timers(stats)?;
-        if e.naive {
-            self.download_naive(stats)
-        } else {
-            self.download(stats)
-        }
+        laps.lap("timers");
+        let images = match host {
+            Some(host) => {
+                let host = host.join().map_err(|_| Error::Gpu("a thread preparing host memory panicked".into()))?;
+                self.download(host, stats)
+            }
+            None => self.download_naive(stats),
+        };
+        laps.lap("download");
+        images
     }
 
     /// Read, window, upload and transform the input chunk by chunk, overlapping the three, keeping the
@@ -397,7 +448,7 @@ impl<'a> Run<'a> {
             // `copied[slot]` completes; the landing slot holds chunk_traces rows of pt floats.
             unsafe {
                 let from = Source::Host(staging[slot].host_ptr());
-                copy_2d(self.landing[slot].ptr(), pt * 4, from, nt * 4, nt * 4, traces, &e.copy_in)?;
+                copy_2d(self.buffers.landing[slot].ptr(), pt * 4, from, nt * 4, nt * 4, traces, &e.copy_in)?;
             }
             e.record(c1, &e.copy_in)?;
             e.record(&copied[slot], &e.copy_in)?;
@@ -407,7 +458,9 @@ impl<'a> Run<'a> {
             e.record(f0, &e.compute)?;
             // SAFETY: landing and half slots are laid out as the R2C plan says (chunk_traces rows); rows past
             // `traces` in a last, partial chunk are transformed but never read.
-            unsafe { self.ffts.r2c.exec(self.landing[slot].ptr(), self.half[slot].ptr(), true)? };
+            unsafe {
+                self.buffers.ffts.r2c.exec(self.buffers.landing[slot].ptr(), self.buffers.half[slot].ptr(), true)?
+            };
             self.band_transpose(slot, traces, il0, band)?;
             e.record(f1, &e.compute)?;
             e.record(&transformed[slot], &e.compute)?;
@@ -457,11 +510,11 @@ impl<'a> Run<'a> {
             // SAFETY: `raw` holds the whole volume; the landing slot holds chunk_traces rows of pt floats.
             unsafe {
                 let from = Source::Device(raw.ptr_at(il0 * nx * nt));
-                copy_2d(self.landing[0].ptr(), pt * 4, from, nt * 4, nt * 4, traces, &e.compute)?;
+                copy_2d(self.buffers.landing[0].ptr(), pt * 4, from, nt * 4, nt * 4, traces, &e.compute)?;
             }
             self.timed("time-fft", || {
                 // SAFETY: as in `ingest`.
-                unsafe { self.ffts.r2c.exec(self.landing[0].ptr(), self.half[0].ptr(), true)? };
+                unsafe { self.buffers.ffts.r2c.exec(self.buffers.landing[0].ptr(), self.buffers.half[0].ptr(), true)? };
                 self.band_transpose(0, traces, il0, &band)
             })?;
             progress.advance(il.len() as u64);
@@ -487,8 +540,8 @@ impl<'a> Run<'a> {
             "band_transpose",
             cfg,
             &[
-                Arg::Ptr(self.half[slot].ptr()),
-                Arg::Ptr(self.spectrum.ptr()),
+                Arg::Ptr(self.buffers.half[slot].ptr()),
+                Arg::Ptr(self.buffers.spectrum.ptr()),
                 Arg::Ptr(self.delay.ptr_at(band.start)),
                 Arg::I32(traces as i32),
                 Arg::I32(self.bins as i32),
@@ -508,14 +561,14 @@ impl<'a> Run<'a> {
             &self.e.compute,
             "scale_planes",
             grid_1d(n * self.nk, 256),
-            &[Arg::Ptr(self.spectrum.ptr()), Arg::Ptr(factor), Arg::I32(n as i32), Arg::I32(self.nk as i32)],
+            &[Arg::Ptr(self.buffers.spectrum.ptr()), Arg::Ptr(factor), Arg::I32(n as i32), Arg::I32(self.nk as i32)],
         )
     }
 
     /// Add every box's levels held by `planes` (plane `slot` = level `slot_levels[slot]`) into the products.
     fn gather(&self, planes: u64, slot_levels: &DeviceBuffer<i32>, levels: &[usize], scale: f64) -> Result<()> {
         let [pi, px, _] = self.plan.padded;
-        for (b, product) in self.request.boxes.iter().zip(&self.products) {
+        for (b, product) in self.request.boxes.iter().zip(&self.buffers.products) {
             if !levels.iter().any(|l| b.s.contains(l)) {
                 continue;
             }
@@ -554,7 +607,7 @@ impl<'a> Run<'a> {
     fn phase_shift(&self, band: &Range<usize>, progress: &dyn Progress) -> Result<()> {
         let e = self.e;
         let plan = self.plan;
-        let banded = self.bands.banded();
+        let banded = self.buffers.bands.banded();
         let (max, rolloff) = dip_args(plan);
         // The imaging weights (1 or 2: exact) go into the field once, so the kernel's imaging is a plain sum.
         self.timed("migrate", || self.scale_spectrum(self.weight_cpx.ptr_at(band.start), band.len()))?;
@@ -565,7 +618,8 @@ impl<'a> Run<'a> {
             let segs = DeviceBuffer::from_slice(&e.gpu, &launch.segments)?;
             let slot_velocity = DeviceBuffer::from_slice(&e.gpu, &launch.slot_velocity)?;
             let n_slots = launch.slot_levels.len();
-            let kimg = if banded { self.planes.ptr_at(first_slot * self.nk) } else { self.planes.ptr() };
+            let kimg =
+                if banded { self.buffers.planes.ptr_at(first_slot * self.nk) } else { self.buffers.planes.ptr() };
             let cfg = LaunchConfig {
                 grid_dim: ((self.nk as u32).div_ceil(PS_LANES), 1, 1),
                 block_dim: (PS_LANES, PS_WARPS, 1),
@@ -577,7 +631,7 @@ impl<'a> Run<'a> {
                     "phase_shift_block",
                     cfg,
                     &[
-                        Arg::Ptr(self.spectrum.ptr()),
+                        Arg::Ptr(self.buffers.spectrum.ptr()),
                         Arg::Ptr(kimg),
                         Arg::Ptr(self.k2.ptr()),
                         Arg::Ptr(self.omega.ptr_at(band.start)),
@@ -596,8 +650,10 @@ impl<'a> Run<'a> {
             if !banded {
                 let ids: Vec<i32> = launch.slot_levels.iter().map(|&l| l as i32).collect();
                 let ids = DeviceBuffer::from_slice(&e.gpu, &ids)?;
-                self.timed("inverse-fft", || self.fft_planes(self.planes.ptr(), n_slots, false))?;
-                self.timed("gather", || self.gather(self.planes.ptr(), &ids, &launch.slot_levels, plan.image_scale()))?;
+                self.timed("inverse-fft", || self.fft_planes(self.buffers.planes.ptr(), n_slots, false))?;
+                self.timed("gather", || {
+                    self.gather(self.buffers.planes.ptr(), &ids, &launch.slot_levels, plan.image_scale())
+                })?;
                 // The small tables of this launch must outlive the kernels that read them.
                 e.sync(&e.compute)?;
             } else {
@@ -615,8 +671,8 @@ impl<'a> Run<'a> {
         let levels: Vec<usize> = self.plan.levels.iter().map(|l| l.index).collect();
         let ids: Vec<i32> = levels.iter().map(|&l| l as i32).collect();
         let ids = DeviceBuffer::from_slice(&self.e.gpu, &ids)?;
-        self.timed("inverse-fft", || self.fft_planes(self.planes.ptr(), levels.len(), false))?;
-        self.timed("gather", || self.gather(self.planes.ptr(), &ids, &levels, self.plan.image_scale()))?;
+        self.timed("inverse-fft", || self.fft_planes(self.buffers.planes.ptr(), levels.len(), false))?;
+        self.timed("gather", || self.gather(self.buffers.planes.ptr(), &ids, &levels, self.plan.image_scale()))?;
         self.e.sync(&self.e.compute)
     }
 
@@ -648,8 +704,8 @@ impl<'a> Run<'a> {
                 "stolt_remap",
                 cfg,
                 &[
-                    Arg::Ptr(self.spectrum.ptr()),
-                    Arg::Ptr(self.planes.ptr()),
+                    Arg::Ptr(self.buffers.spectrum.ptr()),
+                    Arg::Ptr(self.buffers.planes.ptr()),
                     Arg::Ptr(self.k2.ptr()),
                     Arg::I32(nw as i32),
                     Arg::I32(self.nk as i32),
@@ -666,14 +722,14 @@ impl<'a> Run<'a> {
             )
         })?;
         // The inverse FFT over kz turns line m into depth level m, as the CPU's per-column FFT does.
-        let kz = self.ffts.kz.as_ref().expect("a Stolt run has a kz plan");
+        let kz = self.buffers.ffts.kz.as_ref().expect("a Stolt run has a kz plan");
         // SAFETY: planes holds nz_fft planes of nk values, laid out as the "kz" plan says.
-        self.timed("inverse-fft", || unsafe { kz.exec(self.planes.ptr(), self.planes.ptr(), false) })?;
+        self.timed("inverse-fft", || unsafe { kz.exec(self.buffers.planes.ptr(), self.buffers.planes.ptr(), false) })?;
         let levels: Vec<usize> = (0..=plan.last_level()).collect();
-        self.timed("inverse-fft", || self.fft_planes(self.planes.ptr(), levels.len(), false))?;
+        self.timed("inverse-fft", || self.fft_planes(self.buffers.planes.ptr(), levels.len(), false))?;
         let ids: Vec<i32> = levels.iter().map(|&l| l as i32).collect();
         let ids = DeviceBuffer::from_slice(&e.gpu, &ids)?;
-        self.timed("gather", || self.gather(self.planes.ptr(), &ids, &levels, plan.image_scale()))?;
+        self.timed("gather", || self.gather(self.buffers.planes.ptr(), &ids, &levels, plan.image_scale()))?;
         e.sync(&e.compute)?;
         progress.advance(plan.levels.len() as u64);
         progress.finish();
@@ -698,7 +754,7 @@ impl<'a> Run<'a> {
         let (omega, weight) = (self.omega.ptr_at(band.start), self.weight.ptr_at(band.start));
 
         // Into space, normalised (as the CPU engine does before its depth loop).
-        self.timed("spatial-fft", || self.fft_planes(self.spectrum.ptr(), nw, false))?;
+        self.timed("spatial-fft", || self.fft_planes(self.buffers.spectrum.ptr(), nw, false))?;
         let norm = DeviceBuffer::from_slice(&e.gpu, &vec![[1.0 / nk as f32, 0.0f32]; nw])?;
         self.scale_spectrum(norm.ptr(), nw)?;
 
@@ -723,13 +779,13 @@ impl<'a> Run<'a> {
                     "split_step_lens_image",
                     grid_1d(nk, 256),
                     &[
-                        Arg::Ptr(self.spectrum.ptr()),
+                        Arg::Ptr(self.buffers.spectrum.ptr()),
                         Arg::Ptr(lens),
                         Arg::Ptr(omega),
                         Arg::Ptr(weight),
                         Arg::I32(nw as i32),
                         Arg::I32(nk as i32),
-                        Arg::Ptr(if wanted { self.planes.ptr() } else { 0 }),
+                        Arg::Ptr(if wanted { self.buffers.planes.ptr() } else { 0 }),
                     ],
                 )
             })?;
@@ -741,7 +797,7 @@ impl<'a> Run<'a> {
                     }
                 };
                 // Split-step's planes are normalised laterally already: only the time normalisation remains.
-                self.timed("gather", || self.gather(self.planes.ptr(), ids, &[level], 1.0 / pt as f64))?;
+                self.timed("gather", || self.gather(self.buffers.planes.ptr(), ids, &[level], 1.0 / pt as f64))?;
             }
             Ok(())
         };
@@ -772,14 +828,14 @@ impl<'a> Run<'a> {
                 lens_bytes += (nk * 4) as u64;
                 lens_ptr = lens_dev[slot].ptr();
             }
-            self.timed("spatial-fft", || self.fft_planes(self.spectrum.ptr(), nw, true))?;
+            self.timed("spatial-fft", || self.fft_planes(self.buffers.spectrum.ptr(), nw, true))?;
             self.timed("migrate", || {
                 e.launch(
                     &e.compute,
                     "split_step_shift",
                     grid_1d(nw * nk, 256),
                     &[
-                        Arg::Ptr(self.spectrum.ptr()),
+                        Arg::Ptr(self.buffers.spectrum.ptr()),
                         Arg::Ptr(self.k2.ptr()),
                         Arg::Ptr(omega),
                         Arg::I32(nw as i32),
@@ -792,7 +848,7 @@ impl<'a> Run<'a> {
                     ],
                 )
             })?;
-            self.timed("inverse-fft", || self.fft_planes(self.spectrum.ptr(), nw, false))?;
+            self.timed("inverse-fft", || self.fft_planes(self.buffers.spectrum.ptr(), nw, false))?;
             image_level(j + 1, lens_ptr, &mut level_ids)?;
             if lateral {
                 e.record(&lens_used[j % 2], &e.compute)?;
@@ -808,17 +864,18 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Pull the products back: only the requested boxes cross the bus.
-    fn download(&self, stats: &mut RunStats) -> Result<Vec<Vec<f32>>> {
+    /// Pull the products back into `host` (one buffer per product, of its length): only the requested boxes
+    /// cross the bus.
+    fn download(&self, mut host: Vec<Vec<f32>>, stats: &mut RunStats) -> Result<Vec<Vec<f32>>> {
         let e = self.e;
         let ready = e.gpu.sync_event()?;
         e.record(&ready, &e.compute)?;
         e.wait(&e.copy_out, &ready)?;
         let (d0, d1) = (e.event()?, e.event()?);
         e.record(&d0, &e.copy_out)?;
-        let mut pinned = self.products_host.borrow_mut();
+        let mut pinned = self.buffers.products_host.borrow_mut();
         let mut bytes = 0u64;
-        for (p, host) in self.products.iter().zip(pinned.iter_mut()) {
+        for (p, host) in self.buffers.products.iter().zip(pinned.iter_mut()) {
             p.download_async(0, host, p.len(), &e.copy_out)?;
             bytes += (p.len() * 4) as u64;
         }
@@ -826,16 +883,21 @@ impl<'a> Run<'a> {
         stats.add("d2h", ms(elapsed_ms(&d0, &d1)?), bytes);
         stats.device_to_host_bytes += bytes;
         // Elapsed time above waited for the copies; the products leave the pinned buffers in parallel.
-        let landed: Vec<&[f32]> = pinned.iter().map(|p| p.as_slice_unsynced()).collect();
-        Ok(landed.par_iter().map(|p| p.to_vec()).collect())
+        const PIECE: usize = 1 << 18;
+        host.par_iter_mut().zip(pinned.par_iter()).for_each(|(to, from)| {
+            to.par_chunks_mut(PIECE)
+                .zip(from.as_slice_unsynced().par_chunks(PIECE))
+                .for_each(|(t, f)| t.copy_from_slice(f))
+        });
+        Ok(host)
     }
 
     /// The naive download: every product into pageable memory, one synchronous copy each.
     fn download_naive(&self, stats: &mut RunStats) -> Result<Vec<Vec<f32>>> {
         let t = Instant::now();
-        let mut out = Vec::with_capacity(self.products.len());
+        let mut out = Vec::with_capacity(self.buffers.products.len());
         let mut bytes = 0u64;
-        for p in &self.products {
+        for p in &self.buffers.products {
             let mut host = vec![0.0f32; p.len()];
             device::download_pageable(&mut host, p)?;
             bytes += (p.len() * 4) as u64;
@@ -845,6 +907,26 @@ impl<'a> Run<'a> {
         stats.device_to_host_bytes += bytes;
         Ok(out)
     }
+}
+
+/// Zeroed buffers of `lens` values whose memory has been written once, so that copying into them runs at the
+/// speed of memory: the first write to a fresh page costs the kernel a page fault (about 1-2 µs per 4 KiB
+/// page on a virtual machine: 5.6 ms for 12 MB of products in one measurement), which is better paid while
+/// the device migrates than after it.
+fn writable_buffers(lens: &[usize]) -> Vec<Vec<f32>> {
+    lens.iter()
+        .map(|&n| {
+            let mut v: Vec<f32> = Vec::with_capacity(n);
+            // A plain zero fill of new memory may be turned into a request for zeroed pages, which the kernel
+            // maps lazily: touch every page with a volatile write first.
+            for x in v.spare_capacity_mut().iter_mut().step_by(1024) {
+                // SAFETY: a valid, aligned slot of the vector's capacity.
+                unsafe { std::ptr::write_volatile(x.as_mut_ptr(), 0.0) };
+            }
+            v.resize(n, 0.0);
+            v
+        })
+        .collect()
 }
 
 /// The FFT plans of a run: the R2C along traces, one 2-D plan per batch size it uses (the bands, the

@@ -131,9 +131,17 @@ pub trait Engine {
         stats: &mut RunStats,
     ) -> Result<Vec<Vec<f32>>>;
 
-    /// Free what the last `migrate` still holds. An engine may keep a run's buffers after returning its
-    /// images, so that freeing them does not delay the products; they go at the next `migrate`, with the
-    /// engine, or here (between jobs, so that the device is not held while the engine waits).
+    /// Make ready what a `migrate` of `plan` and `request` will need (device buffers, FFT plans), so that it
+    /// starts at once; called while nothing else waits for the engine. An engine without such set-up does
+    /// nothing. An error here is not fatal: `migrate` tries again and reports it.
+    fn prepare(&mut self, _plan: &Plan, _request: &ImageRequest) -> Result<()> {
+        Ok(())
+    }
+
+    /// Free what the engine holds for runs. An engine may keep a run's buffers after returning its images,
+    /// so that freeing them does not delay the products and a next run of the same shape can use them;
+    /// they go with the engine, at a `migrate` of another shape, or here (between jobs, so that the device
+    /// is not held while the engine waits).
     fn release_last_run(&mut self) {}
 }
 

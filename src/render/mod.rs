@@ -13,17 +13,18 @@ mod canvas;
 pub mod clip;
 pub mod colormap;
 mod font;
+pub mod png_encode;
 mod resample;
 pub mod section;
 pub mod sidecar;
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, IoContext, Result};
-use crate::io::output::{write_atomic_digested, FileDigest, TempOutput};
+use crate::io::output::{commit_together, write_sealed, FileDigest, SealedOutput, TempOutput};
 use crate::volume::{Domain, LineAxis, SampleAxis};
 
 use canvas::Canvas;
@@ -215,11 +216,32 @@ pub fn sidecar_path(png: &Path) -> PathBuf {
     png.with_extension("json")
 }
 
+/// An image and its sidecar written under temporary names and measured, not yet in place.
+pub struct SealedImage {
+    /// The sidecar first, then the image: the order they are to be moved into place.
+    pub files: [SealedOutput; 2],
+    pub clip: f32,
+    pub width: u32,
+    pub height: u32,
+}
+
 /// Draw `slice` into a PNG at `path` and write its sidecar next to it.
 ///
-/// The sidecar is written before the image is moved into place, and removed again if that fails, so an
-/// image is never found without its sidecar nor either one half-written.
+/// Both are flushed to disk together; the sidecar is moved into place first, and removed again if the image
+/// cannot follow, so an image is never found without its sidecar nor either one half-written.
 pub fn render_png(path: &Path, slice: &Slice, opts: &RenderOptions) -> Result<RenderedImage> {
+    let SealedImage { files, clip, width, height } = render_png_sealed(path, slice, opts)?;
+    let mut done = commit_together(files.into())?.into_iter();
+    let (Some((sidecar, sidecar_digest)), Some((png, png_digest))) = (done.next(), done.next()) else {
+        unreachable!("two files committed")
+    };
+    let bytes = png_digest.bytes + sidecar_digest.bytes;
+    Ok(RenderedImage { png, png_digest, sidecar, sidecar_digest, clip, width, height, bytes })
+}
+
+/// [`render_png`] up to its files complete under temporary names: a caller writing several products
+/// commits them all together (see [`commit_together`]).
+pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions) -> Result<SealedImage> {
     opts.validate()?;
     slice.rows.check("row")?;
     slice.cols.check("column")?;
@@ -258,7 +280,7 @@ pub fn render_png(path: &Path, slice: &Slice, opts: &RenderOptions) -> Result<Re
     laps.lap("annotate");
     let png_out = TempOutput::new(path);
     encode_png(&png_out, &canvas, opts.title.as_deref())?;
-    let png_bytes = std::fs::metadata(png_out.path()).at(path)?.len();
+    let png = png_out.seal()?;
     laps.lap("encode");
 
     let sidecar = Sidecar {
@@ -278,22 +300,9 @@ pub fn render_png(path: &Path, slice: &Slice, opts: &RenderOptions) -> Result<Re
         software: software(),
     };
     let json = serde_json::to_vec_pretty(&sidecar).expect("a sidecar always serialises");
-    let (sidecar_written, sidecar_digest) = write_atomic_digested(&sidecar_path, &json)?;
+    let sidecar = write_sealed(&sidecar_path, &json)?;
     laps.lap("sidecar");
-    let (png, png_digest) = png_out.commit_digested().inspect_err(|_| {
-        let _ = std::fs::remove_file(&sidecar_written);
-    })?;
-    laps.lap("commit");
-    Ok(RenderedImage {
-        png,
-        png_digest,
-        sidecar: sidecar_written,
-        sidecar_digest,
-        clip,
-        width: canvas.width as u32,
-        height: canvas.height as u32,
-        bytes: png_bytes + json.len() as u64,
-    })
+    Ok(SealedImage { files: [sidecar, png], clip, width: canvas.width as u32, height: canvas.height as u32 })
 }
 
 fn software() -> String {
@@ -303,22 +312,9 @@ fn software() -> String {
 /// Write `canvas` as an 8-bit RGB PNG to the temporary file of `out`.
 fn encode_png(out: &TempOutput, canvas: &Canvas, title: Option<&str>) -> Result<()> {
     let name = out.final_path();
-    let as_io = |e: png::EncodingError| match e {
-        png::EncodingError::IoError(e) => Error::io(name, e),
-        other => Error::io(name, std::io::Error::other(other)),
-    };
-    let mut file = BufWriter::new(out.create()?);
-    let mut encoder = png::Encoder::new(&mut file, canvas.width as u32, canvas.height as u32);
-    encoder.set_color(png::ColorType::Rgb);
-    encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Fast);
-    encoder.add_text_chunk("Software".into(), software()).map_err(as_io)?;
-    if let Some(title) = title {
-        encoder.add_itxt_chunk("Title".into(), title.into()).map_err(as_io)?;
-    }
-    let mut writer = encoder.write_header().map_err(as_io)?;
-    writer.write_image_data(&canvas.rgb).map_err(as_io)?;
-    writer.finish().map_err(as_io)?;
+    let mut file = out.create()?;
+    png_encode::write_rgb_png(&mut file, canvas.width as u32, canvas.height as u32, &canvas.rgb, &software(), title)
+        .at(name)?;
     file.flush().at(name)
 }
 
