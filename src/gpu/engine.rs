@@ -254,11 +254,13 @@ impl Engine for GpuEngine {
         plan.check(&plan.input, request)?;
         check("binding the CUDA context", self.gpu.ctx.bind_to_thread())?;
         let shape = RunShape::of(self, plan, request);
-        if self.spare.as_ref().is_some_and(|b| *b.shape() == shape) {
-            return Ok(());
+        if !self.spare.as_ref().is_some_and(|b| *b.shape() == shape) {
+            self.spare = None;
+            self.spare = Some(RunBuffers::new(self, plan, shape)?);
         }
-        self.spare = None;
-        self.spare = Some(RunBuffers::new(self, plan, shape)?);
+        // And the staging ring, pinned meanwhile on its own thread: the engine is ready once both are.
+        let ring = self.staging.take()?;
+        self.staging.put(ring);
         Ok(())
     }
 
