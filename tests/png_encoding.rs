@@ -5,7 +5,7 @@ use std::io::{Cursor, Read};
 
 use flate2::read::ZlibDecoder;
 use seisimage::render::png_encode::{
-    adler32, adler32_combine, adler32_update, write_rgb_png, write_rgb_png_with, EncodeOptions, RowFilter,
+    adler32, adler32_combine, adler32_update, write_rgb_png, EncodeOptions, RowFilter,
 };
 
 const FILTERS: [RowFilter; 6] =
@@ -30,7 +30,7 @@ fn noisy_rgb(width: usize, height: usize, seed: u64) -> Vec<u8> {
 
 fn encode(width: u32, height: u32, rgb: &[u8], opts: &EncodeOptions) -> Vec<u8> {
     let mut out = Vec::new();
-    write_rgb_png_with(&mut out, width, height, rgb, "seisimage test", Some("Inline 1234 — ü"), opts).unwrap();
+    write_rgb_png(&mut out, width, height, rgb, "seisimage test", Some("Inline 1234 — ü"), opts).unwrap();
     out
 }
 
@@ -261,7 +261,8 @@ fn incompressible_data() {
 fn text_chunks() {
     let rgb = noisy_rgb(17, 5, 3);
     let mut out = Vec::new();
-    write_rgb_png(&mut out, 17, 5, &rgb, "seisimage 0.3.1", Some("Line 7 — Ω migration")).unwrap();
+    write_rgb_png(&mut out, 17, 5, &rgb, "seisimage 0.3.1", Some("Line 7 — Ω migration"), &EncodeOptions::default())
+        .unwrap();
     let reader = png::Decoder::new(Cursor::new(&out)).read_info().unwrap();
     let info = reader.info();
     let text = &info.uncompressed_latin1_text;
@@ -274,7 +275,7 @@ fn text_chunks() {
 
     // Without a title there is no iTXt chunk.
     let mut out = Vec::new();
-    write_rgb_png(&mut out, 17, 5, &rgb, "seisimage", None).unwrap();
+    write_rgb_png(&mut out, 17, 5, &rgb, "seisimage", None, &EncodeOptions::default()).unwrap();
     let reader = png::Decoder::new(Cursor::new(&out)).read_info().unwrap();
     assert!(reader.info().utf8_text.is_empty());
     assert_eq!(reader.info().uncompressed_latin1_text.len(), 1);
@@ -306,17 +307,18 @@ fn output_independent_of_thread_count() {
 fn bad_input_is_rejected_before_writing() {
     for (w, h, len) in [(4u32, 4u32, 47usize), (4, 4, 49), (0, 4, 0), (4, 0, 0), (u32::MAX, 1, 0)] {
         let mut out = Vec::new();
-        let err = write_rgb_png(&mut out, w, h, &noisy_rgb(len, 1, 1)[..len], "s", None).unwrap_err();
+        let err = write_rgb_png(&mut out, w, h, &noisy_rgb(len, 1, 1)[..len], "s", None, &EncodeOptions::default())
+            .unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{w}x{h} len {len}");
         assert!(out.is_empty());
     }
     let rgb = noisy_rgb(4, 4, 1);
     // tEXt is Latin-1 only.
     let mut out = Vec::new();
-    assert!(write_rgb_png(&mut out, 4, 4, &rgb, "Ω", None).is_err());
+    assert!(write_rgb_png(&mut out, 4, 4, &rgb, "Ω", None, &EncodeOptions::default()).is_err());
     assert!(out.is_empty());
     let bad_level = EncodeOptions { level: 10, ..EncodeOptions::default() };
-    assert!(write_rgb_png_with(&mut Vec::new(), 4, 4, &rgb, "s", None, &bad_level).is_err());
+    assert!(write_rgb_png(&mut Vec::new(), 4, 4, &rgb, "s", None, &bad_level).is_err());
 }
 
 // Adler-32 against the definition, and the combine formula.

@@ -313,8 +313,9 @@ fn software() -> String {
 fn encode_png(out: &TempOutput, canvas: &Canvas, title: Option<&str>) -> Result<()> {
     let name = out.final_path();
     let mut file = out.create()?;
-    png_encode::write_rgb_png(&mut file, canvas.width as u32, canvas.height as u32, &canvas.rgb, &software(), title)
-        .at(name)?;
+    let (width, height) = (canvas.width as u32, canvas.height as u32);
+    let opts = png_encode::EncodeOptions::default();
+    png_encode::write_rgb_png(&mut file, width, height, &canvas.rgb, &software(), title, &opts).at(name)?;
     file.flush().at(name)
 }
 

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 pub use adler::{adler32, adler32_combine, adler32_update};
 pub use filter::RowFilter;
 
-/// Encoder settings. `Default` is what [`write_rgb_png`] uses.
+/// Encoder settings. `Default` is what seisimage's pictures use.
 #[derive(Clone, Copy, Debug)]
 pub struct EncodeOptions {
     /// Row filter, applied to every row.
@@ -55,23 +55,11 @@ impl Default for EncodeOptions {
 }
 
 /// Write an 8-bit RGB image (`rgb.len() == 3 * width * height`, rows top to bottom) as a PNG to `w`,
-/// with a `Software` tEXt chunk and, if given, a `Title` iTXt chunk.
+/// with a `Software` tEXt chunk and, if given, a `Title` iTXt chunk, compressed as `opts` says.
 ///
 /// Compression runs on the current rayon pool (the global one unless called inside `ThreadPool::install` or from
 /// a rayon task). `software` must be Latin-1 (a tEXt requirement), otherwise an error is returned.
 pub fn write_rgb_png<W: Write>(
-    w: W,
-    width: u32,
-    height: u32,
-    rgb: &[u8],
-    software: &str,
-    title: Option<&str>,
-) -> io::Result<()> {
-    write_rgb_png_with(w, width, height, rgb, software, title, &EncodeOptions::default())
-}
-
-/// [`write_rgb_png`] with explicit [`EncodeOptions`].
-pub fn write_rgb_png_with<W: Write>(
     w: W,
     width: u32,
     height: u32,
