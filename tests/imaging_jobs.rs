@@ -7,7 +7,7 @@ mod common;
 use std::sync::Mutex;
 
 use common::{envelope_peak, for_each_backend, nrms, Job};
-use seisimage::imaging::{Engine, ImageRequest, ImagingParams, Method};
+use seisimage::imaging::{Engine, ImageRequest, ImagingParams, Method, ProductSink};
 use seisimage::progress::{Progress, Silent};
 use seisimage::stats::RunStats;
 use seisimage::synth::{ricker, Event, Medium, Model, ModelSpec};
@@ -106,6 +106,73 @@ fn requested_products_are_cuts_of_the_whole_image() {
             // phase shift and Stolt count imaged levels (2 slices + 5 region levels), split-step depth steps
             let expect = if method == Method::SplitStep { 40 } else { 7 };
             assert_eq!((total, done), (expect, expect), "{} {method:?} stage {stage}", engine.name());
+        }
+    });
+}
+
+/// Records each product the engine hands over, with how far the migration's progress was at that moment.
+struct Arrivals<'a> {
+    progress: &'a Recorder,
+    got: Mutex<Vec<(usize, (String, u64, u64), Vec<f32>)>>,
+}
+
+impl ProductSink for Arrivals<'_> {
+    fn complete(&self, index: usize, values: Vec<f32>) {
+        let now = self.progress.0.lock().unwrap().last().cloned().unwrap_or_default();
+        self.got.lock().unwrap().push((index, now, values));
+    }
+}
+
+/// Each product leaves the engine once, with the values `migrate` returns; with the depth methods, a shallow
+/// depth slice leaves while the deeper levels are still being migrated, before the section that needs
+/// them all.
+#[test]
+fn products_leave_the_engine_as_soon_as_their_last_level_is_imaged() {
+    let m = model(24, 20, 120, 20.0, vec![Event::Diffractor { x: 110.0, y: 90.0, z: 150.0, amplitude: 1.0 }]);
+    for_each_backend(|engine| {
+        for method in [Method::PhaseShift, Method::Stolt, Method::SplitStep] {
+            let params =
+                ImagingParams { method, dz: 5.0, nz: Some(60), levels_per_block: Some(2), ..Default::default() };
+            let j = job(params, m.velocity_model());
+            let image = j.image_geometry(&m);
+            let mut request = ImageRequest::default();
+            request.add_inline(&image, 12).unwrap(); // every level
+            request.add_depth_slice(&image, 20.0).unwrap(); // level 4
+            request
+                .add_region(
+                    &image,
+                    &ValueBox { iline: Some([5, 9]), xline: Some([3, 6]), sample: Some([100.0, 160.0]) },
+                )
+                .unwrap();
+            let plan = j.plan(&m, &request);
+            let expected = engine.migrate(&m, &plan, &j.velocity, &request, &Silent, &mut RunStats::default()).unwrap();
+
+            let progress = Recorder::default();
+            let arrivals = Arrivals { progress: &progress, got: Mutex::new(Vec::new()) };
+            let mut stats = RunStats::default();
+            engine.migrate_into(&m, &plan, &j.velocity, &request, &progress, &mut stats, &arrivals).unwrap();
+            let got = arrivals.got.into_inner().unwrap();
+            let name = format!("{} {method:?}", engine.name());
+
+            let mut order: Vec<usize> = got.iter().map(|(i, ..)| *i).collect();
+            order.sort_unstable();
+            assert_eq!(order, vec![0, 1, 2], "{name}: each product once");
+            let peak = expected.iter().flatten().fold(0.0f32, |a, v| a.max(v.abs()));
+            for (i, _, values) in &got {
+                let worst = values.iter().zip(&expected[*i]).fold(0.0f32, |a, (x, y)| a.max((x - y).abs()));
+                assert_eq!(values.len(), expected[*i].len(), "{name} product {i}");
+                assert!(worst <= 1e-6 * peak, "{name} product {i}: {worst} vs peak {peak}");
+            }
+            if method != Method::Stolt {
+                let migration = progress.0.lock().unwrap().last().unwrap().0.clone();
+                let (_, (stage, total, done), _) = got.iter().find(|(i, ..)| *i == 1).unwrap();
+                assert!(
+                    *stage == migration && done < total,
+                    "{name}: the depth slice arrived at {stage} {done} of {total}, not during {migration}"
+                );
+                let at = |k: usize| got.iter().position(|(i, ..)| *i == k).unwrap();
+                assert!(at(1) < at(0), "{name}: the depth slice arrives before the inline");
+            }
         }
     });
 }

@@ -16,7 +16,7 @@ use super::kernels::{self, Kernels, ParamKind};
 use super::migrate::{Run, RunBuffers, RunShape, RING};
 use super::runtime::DeviceInfo;
 use crate::error::{Error, Result};
-use crate::imaging::{Engine, ImageRequest, Plan};
+use crate::imaging::{Engine, ImageRequest, Plan, ProductSink};
 use crate::progress::Progress;
 use crate::stats::RunStats;
 use crate::velocity::VelocityModel;
@@ -271,7 +271,7 @@ impl Engine for GpuEngine {
         }
     }
 
-    fn migrate(
+    fn migrate_into(
         &mut self,
         src: &dyn VolumeReader,
         plan: &Plan,
@@ -279,7 +279,8 @@ impl Engine for GpuEngine {
         request: &ImageRequest,
         progress: &dyn Progress,
         stats: &mut RunStats,
-    ) -> Result<Vec<Vec<f32>>> {
+        sink: &dyn ProductSink,
+    ) -> Result<()> {
         plan.check(src.geometry(), request)?;
         // The engine may have been made on another thread: make its context current on this one.
         check("binding the CUDA context", self.gpu.ctx.bind_to_thread())?;
@@ -297,7 +298,7 @@ impl Engine for GpuEngine {
         if staging.iter().any(|b| b.len() < chunk) || staging.len() < RING {
             staging = (0..RING).map(|_| self.gpu.alloc_pinned::<f32>(chunk)).collect::<Result<_>>()?;
         }
-        let run = Run::new(self, plan, request, buffers)?;
+        let run = Run::new(self, plan, request, buffers, sink)?;
         stats.add("device-setup", t.elapsed(), 0);
         let result = run.execute(src, velocity, progress, stats, &mut staging);
         let mut laps = crate::stats::Laps::start("closing the run");

@@ -11,7 +11,7 @@
 //! image — phase shift's k-domain images of every level, or the requested boxes — stays resident and adds
 //! up the bands, since the imaging condition is a sum over frequency.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -25,7 +25,7 @@ use super::fft::{self, Layout};
 use super::memory::{self, Bands, Budget};
 use crate::error::{Error, Result};
 use crate::imaging::plan::Segment;
-use crate::imaging::{formulas, ImageRequest, Method, Plan};
+use crate::imaging::{formulas, Completion, ImageRequest, Method, Plan, ProductSink};
 use crate::progress::Progress;
 use crate::stats::RunStats;
 use crate::velocity::VelocityModel;
@@ -62,6 +62,36 @@ pub(super) struct Run<'a> {
     weight_cpx: DeviceBuffer<Cpx>,
     /// Device-timed sections (stage name, start, end), summed into the stage table at the end.
     timers: RefCell<Vec<(&'static str, CudaEvent, CudaEvent)>>,
+    /// Where the finished products go, and how far they are on their way there.
+    handover: Handover<'a>,
+}
+
+/// Products leave the run as soon as they are finished (see [`crate::imaging::delivery`]): once the gather
+/// that fills a box's last level is queued, the box is copied to its pinned buffer on the copy stream while
+/// the device goes on with the deeper levels; the host hands it to the sink when the copy is done.
+struct Handover<'a> {
+    sink: &'a dyn ProductSink,
+    /// Counts the levels gathered into each box during the last band (earlier bands only add to them).
+    completion: RefCell<Completion>,
+    last_band: Cell<bool>,
+    /// Copies queued and not yet handed over.
+    copies: RefCell<Vec<ProductCopy>>,
+    /// The products' host memory, being made ready on a thread of its own (see `writable_buffers`).
+    host: RefCell<HostMemory>,
+    /// Device time and bytes of the copies handed over.
+    d2h: Cell<(f64, u64)>,
+}
+
+struct ProductCopy {
+    index: usize,
+    start: CudaEvent,
+    end: CudaEvent,
+}
+
+enum HostMemory {
+    NotYet,
+    Making(std::thread::JoinHandle<Vec<Vec<f32>>>),
+    Ready(Vec<Vec<f32>>),
 }
 
 /// What decides the device buffers and FFT plans of a run: runs that agree on it can use the same ones.
@@ -269,6 +299,7 @@ impl<'a> Run<'a> {
         plan: &'a Plan,
         request: &'a ImageRequest,
         buffers: RunBuffers,
+        sink: &'a dyn ProductSink,
     ) -> Result<Self> {
         debug_assert!(buffers.shape == RunShape::of(e, plan, request));
         let (nk, nw) = (plan.nk(), plan.n_omega());
@@ -307,6 +338,14 @@ impl<'a> Run<'a> {
             weight: DeviceBuffer::from_slice(gpu, &weights)?,
             weight_cpx: DeviceBuffer::from_slice(gpu, &weights_cpx)?,
             timers: Default::default(),
+            handover: Handover {
+                sink,
+                completion: RefCell::new(Completion::new(request)),
+                last_band: Cell::new(false),
+                copies: Default::default(),
+                host: RefCell::new(HostMemory::NotYet),
+                d2h: Cell::new((0.0, 0)),
+            },
         };
         // The clears above ran on the compute stream; the copy stream writes the landing slots next.
         e.sync(&e.compute)?;
@@ -351,16 +390,16 @@ impl<'a> Run<'a> {
         progress: &dyn Progress,
         stats: &mut RunStats,
         staging: &mut [PinnedBuffer<f32>],
-    ) -> Result<Vec<Vec<f32>>> {
+    ) -> Result<()> {
         let e = self.e;
         let t = Instant::now();
-        let mut host = None;
         let count = self.buffers.bands.ranges.len();
         stats.frequency_bands = count;
         for (b, band) in self.buffers.bands.ranges.iter().enumerate() {
             if count > 1 {
                 tracing::info!("frequency band {} of {count}: {} frequencies", b + 1, band.len());
             }
+            self.handover.last_band.set(b + 1 == count);
             // Ingest fills only the data part of each plane; the padding must be zero (for the next band too,
             // after this one's transforms have filled it).
             self.buffers.spectrum.zero_async(&e.compute)?;
@@ -368,12 +407,13 @@ impl<'a> Run<'a> {
                 self.ingest_naive(src, progress, stats)?;
             } else {
                 self.ingest(src, band, progress, stats, staging)?;
-            }
-            if host.is_none() && !e.naive {
-                // The products' host memory is made ready while the device migrates (see `writable_buffers`);
-                // not earlier, where it would take a core from the ingest.
-                let lens: Vec<usize> = self.buffers.products.iter().map(|p| p.len()).collect();
-                host = Some(std::thread::spawn(move || writable_buffers(&lens)));
+                let mut host = self.handover.host.borrow_mut();
+                if matches!(*host, HostMemory::NotYet) {
+                    // The products' host memory is made ready while the device migrates (see
+                    // `writable_buffers`); not earlier, where it would take a core from the ingest.
+                    let lens: Vec<usize> = self.buffers.products.iter().map(|p| p.len()).collect();
+                    *host = HostMemory::Making(std::thread::spawn(move || writable_buffers(&lens)));
+                }
             }
             self.timed("spatial-fft", || self.fft_planes(self.buffers.spectrum.ptr(), band.len(), true))?;
             match self.plan.method {
@@ -390,15 +430,15 @@ impl<'a> Run<'a> {
         let mut laps = crate::stats::Laps::start("after the migration");
         self.collect_timers(stats)?;
         laps.lap("timers");
-        let images = match host {
-            Some(host) => {
-                let host = host.join().map_err(|_| Error::Gpu("a thread preparing host memory panicked".into()))?;
-                self.download(host, stats)
+        if e.naive {
+            for (i, image) in self.download_naive(stats)?.into_iter().enumerate() {
+                self.handover.sink.complete(i, image);
             }
-            None => self.download_naive(stats),
-        };
+        } else {
+            self.hand_over_the_rest(stats)?;
+        }
         laps.lap("download");
-        images
+        Ok(())
     }
 
     /// Read, window, upload and transform the input chunk by chunk, overlapping the three, keeping the
@@ -599,7 +639,69 @@ impl<'a> Run<'a> {
                 ],
             )?;
         }
+        if self.handover.last_band.get() && !self.e.naive {
+            let finished = self.handover.completion.borrow_mut().imaged(levels);
+            for i in finished {
+                self.start_copy(i)?;
+            }
+        }
         Ok(())
+    }
+
+    /// Queue the copy of product `i`, finished by the work queued so far on the compute stream, to its pinned
+    /// buffer.
+    fn start_copy(&self, i: usize) -> Result<()> {
+        let e = self.e;
+        let ready = e.gpu.sync_event()?;
+        e.record(&ready, &e.compute)?;
+        e.wait(&e.copy_out, &ready)?;
+        let (start, end) = (e.event()?, e.event()?);
+        e.record(&start, &e.copy_out)?;
+        let product = &self.buffers.products[i];
+        product.download_async(0, &mut self.buffers.products_host.borrow_mut()[i], product.len(), &e.copy_out)?;
+        e.record(&end, &e.copy_out)?;
+        self.handover.copies.borrow_mut().push(ProductCopy { index: i, start, end });
+        Ok(())
+    }
+
+    /// Hand the products whose copies are done to the sink; with `wait`, wait for every copy queued.
+    fn hand_over_copied(&self, wait: bool) -> Result<()> {
+        loop {
+            let next = {
+                let mut copies = self.handover.copies.borrow_mut();
+                match copies.iter().position(|c| wait || c.end.is_complete()) {
+                    Some(k) => copies.remove(k),
+                    None => return Ok(()),
+                }
+            };
+            let (ms, bytes) = self.handover.d2h.get();
+            let copy_ms = elapsed_ms(&next.start, &next.end)?; // waits for the copy
+            let product = &self.buffers.products[next.index];
+            self.handover.d2h.set((ms + copy_ms, bytes + (product.len() * 4) as u64));
+            let mut host = self.host_buffer(next.index)?;
+            // The product leaves the pinned buffer in parallel pieces.
+            const PIECE: usize = 1 << 18;
+            let pinned = self.buffers.products_host.borrow();
+            let from = &pinned[next.index].as_slice_unsynced()[..host.len()];
+            host.par_chunks_mut(PIECE).zip(from.par_chunks(PIECE)).for_each(|(t, f)| t.copy_from_slice(f));
+            drop(pinned);
+            self.handover.sink.complete(next.index, host);
+        }
+    }
+
+    /// Product `i`'s host buffer, from the ones made ready while the device migrated.
+    fn host_buffer(&self, i: usize) -> Result<Vec<f32>> {
+        let mut host = self.handover.host.borrow_mut();
+        if let HostMemory::Making(_) = &*host {
+            let HostMemory::Making(thread) = std::mem::replace(&mut *host, HostMemory::NotYet) else { unreachable!() };
+            let buffers = thread.join().map_err(|_| Error::Gpu("a thread preparing host memory panicked".into()))?;
+            *host = HostMemory::Ready(buffers);
+        }
+        let len = self.buffers.products[i].len();
+        Ok(match &mut *host {
+            HostMemory::Ready(buffers) if buffers[i].len() == len => std::mem::take(&mut buffers[i]),
+            _ => vec![0.0; len],
+        })
     }
 
     /// Phase shift of one band. Whole: each launch's k-domain images are imaged right away. Banded: every
@@ -654,6 +756,8 @@ impl<'a> Run<'a> {
                 self.timed("gather", || {
                     self.gather(self.buffers.planes.ptr(), &ids, &launch.slot_levels, plan.image_scale())
                 })?;
+                // While the device runs this launch, the products the last one finished go.
+                self.hand_over_copied(false)?;
                 // The small tables of this launch must outlive the kernels that read them.
                 e.sync(&e.compute)?;
             } else {
@@ -807,6 +911,7 @@ impl<'a> Run<'a> {
         let mut lens_bytes = 0u64;
         for (j, &v_ref) in plan.step_velocity.iter().enumerate() {
             cancel::check()?;
+            self.hand_over_copied(false)?;
             let mut lens_ptr = 0;
             if lateral {
                 let slot = j % 2;
@@ -864,32 +969,18 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Pull the products back into `host` (one buffer per product, of its length): only the requested boxes
-    /// cross the bus.
-    fn download(&self, mut host: Vec<Vec<f32>>, stats: &mut RunStats) -> Result<Vec<Vec<f32>>> {
-        let e = self.e;
-        let ready = e.gpu.sync_event()?;
-        e.record(&ready, &e.compute)?;
-        e.wait(&e.copy_out, &ready)?;
-        let (d0, d1) = (e.event()?, e.event()?);
-        e.record(&d0, &e.copy_out)?;
-        let mut pinned = self.buffers.products_host.borrow_mut();
-        let mut bytes = 0u64;
-        for (p, host) in self.buffers.products.iter().zip(pinned.iter_mut()) {
-            p.download_async(0, host, p.len(), &e.copy_out)?;
-            bytes += (p.len() * 4) as u64;
+    /// After the migration: copy back the products not on their way yet (every one, when they all finish at
+    /// the end) and hand everything over. Only the requested boxes cross the bus.
+    fn hand_over_the_rest(&self, stats: &mut RunStats) -> Result<()> {
+        let rest = self.handover.completion.borrow().unfinished();
+        for i in rest {
+            self.start_copy(i)?;
         }
-        e.record(&d1, &e.copy_out)?;
-        stats.add("d2h", ms(elapsed_ms(&d0, &d1)?), bytes);
+        self.hand_over_copied(true)?;
+        let (ms_total, bytes) = self.handover.d2h.get();
+        stats.add("d2h", ms(ms_total), bytes);
         stats.device_to_host_bytes += bytes;
-        // Elapsed time above waited for the copies; the products leave the pinned buffers in parallel.
-        const PIECE: usize = 1 << 18;
-        host.par_iter_mut().zip(pinned.par_iter()).for_each(|(to, from)| {
-            to.par_chunks_mut(PIECE)
-                .zip(from.as_slice_unsynced().par_chunks(PIECE))
-                .for_each(|(t, f)| t.copy_from_slice(f))
-        });
-        Ok(host)
+        Ok(())
     }
 
     /// The naive download: every product into pageable memory, one synchronous copy each.

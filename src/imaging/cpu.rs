@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::image::ImageAssembly;
 use super::request::ImageRequest;
 use super::spectrum::{ingest, Fft2};
-use super::{phase_shift, split_step, stolt, Engine, Method, Plan};
+use super::{phase_shift, split_step, stolt, Engine, Method, Plan, ProductSink};
 use crate::error::{Error, Result};
 use crate::progress::Progress;
 use crate::stats::RunStats;
@@ -38,7 +38,7 @@ impl Engine for CpuEngine {
         "cpu"
     }
 
-    fn migrate(
+    fn migrate_into(
         &mut self,
         src: &dyn VolumeReader,
         plan: &Plan,
@@ -46,13 +46,14 @@ impl Engine for CpuEngine {
         request: &ImageRequest,
         progress: &dyn Progress,
         stats: &mut RunStats,
-    ) -> Result<Vec<Vec<f32>>> {
+        sink: &dyn ProductSink,
+    ) -> Result<()> {
         plan.check(src.geometry(), request)?;
         self.pool.install(|| {
             stats.frequency_bands = 1;
             let mut spectrum = ingest(src, plan, progress, stats)?;
             let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
-            let mut asm = ImageAssembly::new(request, plan);
+            let mut asm = ImageAssembly::new(request, plan, sink);
             let t = Instant::now();
             match plan.method {
                 Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, progress)?,
@@ -60,7 +61,7 @@ impl Engine for CpuEngine {
                 Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, progress)?,
             }
             stats.add("migrate", t.elapsed(), (request.n_values() * 4) as u64);
-            Ok(asm.finish())
+            asm.finish()
         })
     }
 }
@@ -111,13 +112,15 @@ mod tests {
         let data = spectrum.iter().map(|c| Complex32::new(c.re as f32, c.im as f32)).collect();
         let mut spectrum = Spectrum { data, nk: plan.nk() };
         let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
-        let mut asm = ImageAssembly::new(request, plan);
+        let collected = crate::imaging::Collected::new(request);
+        let mut asm = ImageAssembly::new(request, plan, &collected);
         match plan.method {
             Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, &Silent).unwrap(),
             Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, &Silent).unwrap(),
             Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, &Silent).unwrap(),
         }
-        asm.finish().remove(0)
+        asm.finish().unwrap();
+        collected.into_images().unwrap().remove(0)
     }
 
     /// `[il][xl][z]` image from one k-domain or space-domain plane per level.

@@ -8,25 +8,31 @@
 use num_complex::Complex32;
 use rayon::prelude::*;
 
+use super::delivery::{Completion, ProductSink};
 use super::request::ImageRequest;
 use super::spectrum::Fft2;
 use super::Plan;
+use crate::error::{Error, Result};
 use crate::volume::IndexBox;
 
-/// The requested boxes being filled, level by level.
-pub struct ImageAssembly {
+/// The requested boxes being filled, level by level; each goes to the sink once its last level is in.
+pub struct ImageAssembly<'s> {
     boxes: Vec<IndexBox>,
     /// Row length of the padded plane.
     plane_cols: usize,
     out: Vec<Vec<f32>>,
+    completion: Completion,
+    sink: &'s dyn ProductSink,
 }
 
-impl ImageAssembly {
-    pub fn new(request: &ImageRequest, plan: &Plan) -> Self {
+impl<'s> ImageAssembly<'s> {
+    pub fn new(request: &ImageRequest, plan: &Plan, sink: &'s dyn ProductSink) -> Self {
         ImageAssembly {
             boxes: request.boxes.clone(),
             plane_cols: plan.padded[1],
             out: request.boxes.iter().map(|b| vec![0.0; b.len()]).collect(),
+            completion: Completion::new(request),
+            sink,
         }
     }
 
@@ -39,7 +45,8 @@ impl ImageAssembly {
             .collect()
     }
 
-    /// Store the image values of `level`, in the order of [`Self::pixels`].
+    /// Store the image values of `level`, in the order of [`Self::pixels`], and hand over the boxes this
+    /// level finishes.
     pub fn store(&mut self, level: usize, values: &[f32]) {
         let mut next = values.iter();
         for (b, out) in self.boxes.iter().zip(&mut self.out) {
@@ -53,10 +60,17 @@ impl ImageAssembly {
                 }
             }
         }
+        for i in self.completion.imaged(&[level]) {
+            self.sink.complete(i, std::mem::take(&mut self.out[i]));
+        }
     }
 
-    pub fn finish(self) -> Vec<Vec<f32>> {
-        self.out
+    /// The migration is over: every box must have been handed over.
+    pub fn finish(self) -> Result<()> {
+        match self.completion.unfinished().first() {
+            None => Ok(()),
+            Some(i) => Err(Error::Backend(format!("request box {} was not imaged at every level", i + 1))),
+        }
     }
 }
 
@@ -93,7 +107,7 @@ impl KImages {
 }
 
 /// Image a block of levels from their k-domain sums. Levels are transformed in parallel.
-pub fn image_block(kimg: &KImages, levels: &[usize], plan: &Plan, fft2: &Fft2, asm: &mut ImageAssembly) {
+pub fn image_block(kimg: &KImages, levels: &[usize], plan: &Plan, fft2: &Fft2, asm: &mut ImageAssembly<'_>) {
     let scale = plan.image_scale() as f32;
     let values: Vec<Vec<f32>> = levels
         .par_iter()

@@ -15,6 +15,7 @@
 //! requested levels are imaged.
 
 pub mod cpu;
+pub mod delivery;
 pub mod formulas;
 pub mod image;
 #[cfg(test)]
@@ -35,6 +36,7 @@ use crate::velocity::VelocityModel;
 use crate::volume::VolumeReader;
 
 pub use cpu::CpuEngine;
+pub use delivery::{Collected, Completion, ProductSink};
 pub use plan::{image_geometry, Plan};
 pub use request::ImageRequest;
 
@@ -119,8 +121,22 @@ impl Default for ImagingParams {
 pub trait Engine {
     fn name(&self) -> &str;
 
-    /// Migrate `src` and return one buffer per request box, each in `[il][xl][z]` order (depth contiguous),
-    /// on the plan's image grid.
+    /// Migrate `src`, handing each request box to `sink` as soon as its last level is imaged (see
+    /// [`ProductSink`]): in `[il][xl][z]` order (depth contiguous), on the plan's image grid. Every box is
+    /// handed over once when the migration succeeds; after an error, some may not be.
+    #[allow(clippy::too_many_arguments)]
+    fn migrate_into(
+        &mut self,
+        src: &dyn VolumeReader,
+        plan: &Plan,
+        velocity: &VelocityModel,
+        request: &ImageRequest,
+        progress: &dyn Progress,
+        stats: &mut RunStats,
+        sink: &dyn ProductSink,
+    ) -> Result<()>;
+
+    /// Migrate `src` and return one buffer per request box, in the request's order.
     fn migrate(
         &mut self,
         src: &dyn VolumeReader,
@@ -129,7 +145,11 @@ pub trait Engine {
         request: &ImageRequest,
         progress: &dyn Progress,
         stats: &mut RunStats,
-    ) -> Result<Vec<Vec<f32>>>;
+    ) -> Result<Vec<Vec<f32>>> {
+        let collected = Collected::new(request);
+        self.migrate_into(src, plan, velocity, request, progress, stats, &collected)?;
+        collected.into_images()
+    }
 
     /// Make ready what a `migrate` of `plan` and `request` will need (device buffers, FFT plans), so that it
     /// starts at once; called while nothing else waits for the engine. An engine without such set-up does

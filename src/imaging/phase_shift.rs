@@ -94,7 +94,7 @@ pub fn migrate(
     spectrum: &mut Spectrum,
     plan: &Plan,
     fft2: &Fft2,
-    asm: &mut ImageAssembly,
+    asm: &mut ImageAssembly<'_>,
     progress: &dyn Progress,
 ) -> Result<()> {
     let nk = plan.nk();

@@ -89,7 +89,7 @@ pub fn migrate(
     plan: &Plan,
     velocity: &VelocityModel,
     fft2: &Fft2,
-    asm: &mut ImageAssembly,
+    asm: &mut ImageAssembly<'_>,
     progress: &dyn Progress,
 ) -> Result<()> {
     let nk = plan.nk();

@@ -85,7 +85,7 @@ pub fn migrate(
     spectrum: &Spectrum,
     plan: &Plan,
     fft2: &Fft2,
-    asm: &mut ImageAssembly,
+    asm: &mut ImageAssembly<'_>,
     progress: &dyn Progress,
 ) -> Result<()> {
     let grid = plan.stolt.as_ref().expect("a Stolt plan has a kz grid");
