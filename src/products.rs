@@ -5,15 +5,17 @@
 //! sub-volume files through temporary names, recording a checksum for the manifest.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::Serialize;
 
 use crate::cancel;
 use crate::error::{Error, Location, Result};
-use crate::imaging::ImageRequest;
+use crate::imaging::{ImageRequest, ProductSink};
 use crate::io::output::{commit_together, FileDigest, SealedOutput};
 use crate::io::VolumeSink;
 use crate::job::{OutputConfig, VolumeFormat};
+use crate::progress::Progress;
 use crate::render::{self, RenderOptions, SliceData};
 use crate::volume::{Geometry, IndexBox, LineAxis, SampleAxis, ValueBox, Volume};
 
@@ -176,43 +178,209 @@ pub fn write_product(
     bin_size: [f64; 2],
     render_opts: &RenderOptions,
 ) -> Result<WrittenProduct> {
-    let g = image.subset(&spec.region);
-    debug_assert_eq!(data.len(), g.n_values());
-    let mut files = Vec::new();
-    if spec.png {
-        cancel::check()?;
-        let path = dir.join(format!("{}.png", spec.stem));
-        let slice = slice_of(&spec.kind, Volume { geometry: g.clone(), data: data.to_vec() }, bin_size)?;
-        let mut opts = render_opts.clone();
-        if opts.title.is_none() {
-            opts.title = Some(title(&spec.kind));
+    OpenProduct::create(dir, spec, image)?.write(data, bin_size, render_opts)
+}
+
+/// A product whose sub-volume files are created (headers and labels written, under temporary names) and
+/// wait for its values: the files can be made while the engine computes them.
+pub struct OpenProduct {
+    spec: ProductSpec,
+    dir: PathBuf,
+    /// The product's own geometry.
+    geometry: Geometry,
+    sinks: Vec<(VolumeFormat, VolumeSink)>,
+}
+
+impl OpenProduct {
+    pub fn create(dir: &Path, spec: &ProductSpec, image: &Geometry) -> Result<Self> {
+        let geometry = image.subset(&spec.region);
+        let mut sinks = Vec::with_capacity(spec.formats.len());
+        for f in &spec.formats {
+            let t = std::time::Instant::now();
+            let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
+            sinks.push((*f, VolumeSink::create(f.file_format(), &path, &geometry, &Default::default())?));
+            tracing::trace!("{} as {}: created in {:.1} ms", spec.stem, f.extension(), t.elapsed().as_secs_f64() * 1e3);
         }
-        let [sidecar, png] = render::render_png_sealed(&path, &slice.as_slice(), &opts)?.files;
-        files.push((png, "png"));
-        files.push((sidecar, "json"));
+        Ok(OpenProduct { spec: spec.clone(), dir: dir.to_path_buf(), geometry, sinks })
     }
-    for f in &spec.formats {
-        let mut laps = crate::stats::Laps::start(format!("{} as {}", spec.stem, f.extension()));
-        let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
-        let mut sink = VolumeSink::create(f.file_format(), &path, &g, &Default::default())?;
-        laps.lap("create");
-        let inline_values = g.xlines.len * g.samples.len;
-        let block_inlines = (WRITE_BLOCK_VALUES / inline_values).max(1);
-        for (i, block) in data.chunks(block_inlines * inline_values).enumerate() {
+
+    /// Draw the picture and fill the files with `data` (the product's values, `[il][xl][z]`), each left
+    /// under its temporary name, checksummed, for [`commit_products`].
+    pub fn write(self, data: &[f32], bin_size: [f64; 2], render_opts: &RenderOptions) -> Result<WrittenProduct> {
+        let OpenProduct { spec, dir, geometry: g, sinks } = self;
+        if data.len() != g.n_values() {
+            return Err(Error::Backend(format!(
+                "product {}: {} values for a box of {}",
+                spec.stem,
+                data.len(),
+                g.n_values()
+            )));
+        }
+        let mut files = Vec::new();
+        if spec.png {
             cancel::check()?;
-            sink.write_inlines(i * block_inlines, g.shape(), block)?;
+            let path = dir.join(format!("{}.png", spec.stem));
+            let slice = slice_of(&spec.kind, Volume { geometry: g.clone(), data: data.to_vec() }, bin_size)?;
+            let mut opts = render_opts.clone();
+            if opts.title.is_none() {
+                opts.title = Some(title(&spec.kind));
+            }
+            let [sidecar, png] = render::render_png_sealed(&path, &slice.as_slice(), &opts)?.files;
+            files.push((png, "png"));
+            files.push((sidecar, "json"));
         }
-        laps.lap("values");
-        let closed = sink.close()?;
-        laps.lap("close");
-        files.push((closed.seal()?, f.extension()));
-        laps.lap("checksum");
+        for (f, mut sink) in sinks {
+            let mut laps = crate::stats::Laps::start(format!("{} as {}", spec.stem, f.extension()));
+            let inline_values = g.xlines.len * g.samples.len;
+            let block_inlines = (WRITE_BLOCK_VALUES / inline_values).max(1);
+            for (i, block) in data.chunks(block_inlines * inline_values).enumerate() {
+                cancel::check()?;
+                sink.write_inlines(i * block_inlines, g.shape(), block)?;
+            }
+            laps.lap("values");
+            let closed = sink.close()?;
+            laps.lap("close");
+            files.push((closed.seal()?, f.extension()));
+            laps.lap("checksum");
+        }
+        Ok(WrittenProduct {
+            kind: spec.kind,
+            axes: ProductAxes { iline: g.ilines, xline: g.xlines, depth: g.samples },
+            files,
+        })
     }
-    Ok(WrittenProduct {
-        kind: spec.kind.clone(),
-        axes: ProductAxes { iline: g.ilines, xline: g.xlines, depth: g.samples },
-        files,
-    })
+}
+
+/// Writes a run's products while the engine computes them: each product's files are created as the run
+/// starts, and each product is drawn and written, on the rayon pool, as soon as the engine hands it over
+/// (see [`crate::imaging::delivery`]), so that the shallow ones are done before the migration is.
+pub struct ProductWriter<'a> {
+    dir: &'a Path,
+    specs: &'a [ProductSpec],
+    image: &'a Geometry,
+    bin_size: [f64; 2],
+    render: &'a RenderOptions,
+    slots: Vec<Mutex<Slot>>,
+}
+
+/// Where one product stands: whichever of its files and its values comes second starts the writing.
+enum Slot {
+    Waiting,
+    Files(Result<OpenProduct>),
+    Values(Vec<f32>),
+    Started,
+}
+
+/// What [`ProductWriter::run`] gives back.
+pub struct Written<T> {
+    /// What the migration returned.
+    pub migrated: T,
+    /// Every product, in the order of the specs, written under temporary names; or the first error.
+    pub products: Result<Vec<WrittenProduct>>,
+    /// From the migration's end until the last product was written.
+    pub after_migration: std::time::Duration,
+}
+
+type Done = std::sync::mpsc::Sender<(usize, Result<WrittenProduct>)>;
+
+impl<'a> ProductWriter<'a> {
+    pub fn new(
+        dir: &'a Path,
+        specs: &'a [ProductSpec],
+        image: &'a Geometry,
+        bin_size: [f64; 2],
+        render: &'a RenderOptions,
+    ) -> Self {
+        let slots = specs.iter().map(|_| Mutex::new(Slot::Waiting)).collect();
+        ProductWriter { dir, specs, image, bin_size, render, slots }
+    }
+
+    /// Run `migrate`, which hands the products to the sink it is given, writing them as they come, and wait
+    /// for them. `migrate` returns its result and whether it handed every product over; when it did not,
+    /// the products still waiting are given up (their files removed).
+    pub fn run<T>(&self, progress: &dyn Progress, migrate: impl FnOnce(&dyn ProductSink) -> (T, bool)) -> Written<T> {
+        let (done, finished) = std::sync::mpsc::channel();
+        rayon::in_place_scope(|scope| {
+            for i in 0..self.specs.len() {
+                let done = done.clone();
+                scope.spawn(move |_| {
+                    let files = OpenProduct::create(self.dir, &self.specs[i], self.image);
+                    let values = {
+                        let mut slot = lock(&self.slots[i]);
+                        match std::mem::replace(&mut *slot, Slot::Started) {
+                            Slot::Values(values) => values,
+                            _ => {
+                                *slot = Slot::Files(files);
+                                return;
+                            }
+                        }
+                    };
+                    self.write(i, files, values, &done);
+                });
+            }
+            let (migrated, all_handed_over) = migrate(&Handover { writer: self, scope, done: done.clone() });
+            let t = std::time::Instant::now();
+            drop(done);
+            let products = if all_handed_over {
+                progress.begin("writing", self.specs.len() as u64);
+                let mut written: Vec<Option<Result<WrittenProduct>>> = self.specs.iter().map(|_| None).collect();
+                for (i, result) in finished.iter().take(self.specs.len()) {
+                    written[i] = Some(result);
+                    progress.advance(1);
+                }
+                progress.finish();
+                written
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, w)| {
+                        w.unwrap_or_else(|| {
+                            Err(Error::Backend(format!("product {} was never written", self.specs[i].stem)))
+                        })
+                    })
+                    .collect()
+            } else {
+                Err(Error::Backend("the migration did not hand over every product".into()))
+            };
+            Written { migrated, products, after_migration: t.elapsed() }
+        })
+    }
+
+    /// The engine hands over product `i`.
+    fn arrived<'s>(&'s self, scope: &rayon::Scope<'s>, i: usize, values: Vec<f32>, done: &Done) {
+        let mut slot = lock(&self.slots[i]);
+        match std::mem::replace(&mut *slot, Slot::Started) {
+            Slot::Files(files) => {
+                drop(slot);
+                let done = done.clone();
+                scope.spawn(move |_| self.write(i, files, values, &done));
+            }
+            _ => *slot = Slot::Values(values),
+        }
+    }
+
+    fn write(&self, i: usize, files: Result<OpenProduct>, values: Vec<f32>, done: &Done) {
+        let t = std::time::Instant::now();
+        let result = cancel::check().and_then(|()| files?.write(&values, self.bin_size, self.render));
+        tracing::debug!("product {} written in {:.3} s", self.specs[i].stem, t.elapsed().as_secs_f64());
+        let _ = done.send((i, result));
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The sink the engine sees: each product goes to the writer.
+struct Handover<'r, 'w, 's> {
+    writer: &'s ProductWriter<'w>,
+    scope: &'r rayon::Scope<'s>,
+    done: Done,
+}
+
+impl ProductSink for Handover<'_, '_, '_> {
+    fn complete(&self, index: usize, values: Vec<f32>) {
+        self.writer.arrived(self.scope, index, values, &self.done);
+    }
 }
 
 /// Put written products in place, every file flushed to disk at once (see [`commit_together`]), and record

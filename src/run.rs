@@ -432,54 +432,70 @@ pub fn execute_on(
         stats.add("engine-setup", setup, 0);
         stats.add("engine-wait", wait, 0);
     }
-    let images = ready.engine.migrate(p.reader.as_ref(), &p.plan, &p.velocity, &p.request, progress, &mut stats)?;
-    if stats.nonfinite_samples > 0 {
-        tracing::warn!(
-            "{} NaN or infinite input samples were set to zero (input.nonfinite = \"refuse\" stops at the first)",
-            stats.nonfinite_samples
-        );
-    }
-    crate::cancel::check()?;
-    if keep {
-        let finished = finish(p, &images, stats, choice, started, clock, progress);
-        if let Some(r) = slot.as_mut() {
-            r.engine.release_last_run();
-        }
-        return finished;
-    }
-
-    // Tearing down a GPU engine (its context, streams, modules and pinned buffers) takes a noticeable
-    // fraction of a second: let it happen while the products are written.
-    let engine = slot.take().map(|r| r.engine);
-    let release = std::thread::spawn(move || {
-        let t = Instant::now();
-        drop(engine);
-        t.elapsed()
+    // The products are written as the engine hands them over; the engine is released (unless kept) as soon
+    // as the migration is over: tearing down a GPU engine (its context, streams, modules and pinned
+    // buffers) takes a noticeable fraction of a second, which the last products need not wait for.
+    let out = &p.job.config.output;
+    let writer = products::ProductWriter::new(&out.dir, &p.products, &p.image, p.bin_size, &out.render);
+    let written = writer.run(progress, |sink| {
+        let migrated = match slot.as_mut() {
+            Some(r) => {
+                r.engine.migrate_into(p.reader.as_ref(), &p.plan, &p.velocity, &p.request, progress, &mut stats, sink)
+            }
+            None => Err(Error::Backend("no compute engine to run the job on".into())),
+        };
+        let release = (!keep).then(|| slot.take().map(|r| r.engine)).map(|engine| {
+            std::thread::spawn(move || {
+                let t = Instant::now();
+                drop(engine);
+                t.elapsed()
+            })
+        });
+        let all_handed_over = migrated.is_ok();
+        ((migrated, release), all_handed_over)
     });
-    let finished = finish(p, &images, stats, choice, started, clock, progress);
-    // Only now wait for the engine's release, error or not, so that a process never exits while the driver
-    // is tearing a context down on another thread.
-    let released =
-        release.join().map_err(|_| Error::Backend("releasing the compute engine failed (a thread panicked)".into()))?;
-    tracing::debug!("compute engine released in {:.3} s", released.as_secs_f64());
+    let (migrated, release) = written.migrated;
+    let finished = migrated.and_then(|()| {
+        if stats.nonfinite_samples > 0 {
+            tracing::warn!(
+                "{} NaN or infinite input samples were set to zero (input.nonfinite = \"refuse\" stops at the first)",
+                stats.nonfinite_samples
+            );
+        }
+        crate::cancel::check()?;
+        let records = products::commit_products(written.products?)?;
+        let product_bytes: u64 = records.iter().flat_map(|r| r.files.iter()).map(|f| f.bytes).sum();
+        stats.add("write", written.after_migration, product_bytes);
+        finish(p, records, product_bytes, stats, choice, started, clock)
+    });
+    match release {
+        // Only now wait for the engine's release, error or not, so that a process never exits while the
+        // driver is tearing a context down on another thread.
+        Some(release) => {
+            let released = release
+                .join()
+                .map_err(|_| Error::Backend("releasing the compute engine failed (a thread panicked)".into()))?;
+            tracing::debug!("compute engine released in {:.3} s", released.as_secs_f64());
+        }
+        None => {
+            if let Some(r) = slot.as_mut() {
+                r.engine.release_last_run();
+            }
+        }
+    }
     finished
 }
 
-/// Write the products, then the manifest that vouches for them.
+/// Write the manifest that vouches for the products, which are in place.
 fn finish(
     p: &Prepared,
-    images: &[Vec<f32>],
-    mut stats: RunStats,
+    records: Vec<ProductRecord>,
+    product_bytes: u64,
+    stats: RunStats,
     choice: BackendChoice,
     started: SystemTime,
     clock: Instant,
-    progress: &dyn Progress,
 ) -> Result<Manifest> {
-    let t = Instant::now();
-    let records = write_products(p, images, progress)?;
-    let product_bytes: u64 = records.iter().flat_map(|r| r.files.iter()).map(|f| f.bytes).sum();
-    stats.add("write", t.elapsed(), product_bytes);
-
     let (h5_major, h5_minor, h5_release) = hdf5::library_version();
     let manifest = Manifest {
         schema: MANIFEST_SCHEMA,
@@ -505,28 +521,6 @@ fn finish(
     crate::cancel::check()?;
     crate::io::output::write_atomic(p.job.config.output.dir.join(MANIFEST), &json)?;
     Ok(Manifest { completed: Some(Instant::now()), ..manifest })
-}
-
-fn write_products(p: &Prepared, images: &[Vec<f32>], progress: &dyn Progress) -> Result<Vec<ProductRecord>> {
-    use rayon::prelude::*;
-    let out = &p.job.config.output;
-    progress.begin("writing", p.products.len() as u64);
-    let written = p
-        .products
-        .par_iter()
-        .zip(images.par_iter())
-        .map(|(spec, data)| {
-            crate::cancel::check()?;
-            let t = Instant::now();
-            let r = products::write_product(&out.dir, spec, data, &p.image, p.bin_size, &out.render);
-            tracing::debug!("product {} written in {:.3} s", spec.stem, t.elapsed().as_secs_f64());
-            progress.advance(1);
-            r
-        })
-        .collect::<Result<Vec<_>>>();
-    progress.finish();
-    crate::cancel::check()?;
-    products::commit_products(written?)
 }
 
 /// Fail now, not after the migration, when the output folder cannot take the products: it must be (or

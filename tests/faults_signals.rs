@@ -41,6 +41,25 @@ fn sigterm_during_the_depth_loop_stops_the_job_with_143() {
 }
 
 #[test]
+fn sigterm_after_a_shallow_product_was_written_removes_it_and_the_files_made_ahead() {
+    let dir = tempfile::tempdir().unwrap();
+    // The depth slice at 20 m is finished after the first block of levels and written while the loop goes
+    // on; the region's HDF5 file is created as the run starts. Neither may survive the signal.
+    let output = "depth_slices = [20.0]\ninlines = [24]\n\n[[output.roi]]\nname = \"deep\"\ndepth = [1000.0, 2000.0]\n\
+                  formats = [\"hdf5\"]";
+    let (job, out) = job(dir.path(), "dz = 5.0\nnz = 600\nlevels_per_block = 8", output);
+    let mut p = Running::start(seisimage().args(["--progress-interval", "0", "-vv", "run"]).arg(&job));
+    p.wait_for("product depth_20m written", Duration::from_secs(60));
+    p.signal(libc::SIGTERM);
+    let (status, log) = p.finish(Duration::from_secs(30));
+
+    assert_eq!(status.code(), Some(143), "{log}");
+    assert!(!log.contains("phase shift: done"), "the signal came after the depth loop:\n{log}");
+    assert_eq!(partial_files(&out), Vec::<String>::new());
+    assert_eq!(cli_common::names(&out), Vec::<String>::new(), "{log}");
+}
+
+#[test]
 fn sigint_while_products_are_written_leaves_no_temporary_file_and_no_manifest() {
     let dir = tempfile::tempdir().unwrap();
     // A short migration, then 48 sections written as PNG, SEG-Y and HDF5: seconds of writing.
