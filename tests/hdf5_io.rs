@@ -9,6 +9,7 @@ use hdf5::types::VarLenUnicode;
 use proptest::prelude::*;
 use seisimage::io::hdf5::{
     write_volume, AxisSource, Hdf5Options, Hdf5Reader, Hdf5WriteOptions, Hdf5Writer, DEFAULT_DATASET,
+    ONE_CHUNK_MAX_BYTES,
 };
 use seisimage::volume::{CoordTransform, Domain, Geometry, IndexBox, LineAxis, SampleAxis, Volume, VolumeReader};
 use seisimage::Error;
@@ -63,6 +64,25 @@ fn message(e: Error) -> String {
     e.to_string()
 }
 
+/// Without a chunk shape, a volume of up to ONE_CHUNK_MAX_BYTES of values is one chunk; a larger one is cut
+/// into 64³ cubes (clipped to its shape); both read back whole.
+#[test]
+fn small_volumes_are_one_chunk_and_larger_ones_cubes() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = |len| SampleAxis { origin: 0.0, step: 4.0, len, domain: Domain::Time };
+    // 64 × 64 × 1024 float32 = 16 MiB exactly; one sample more per trace is over.
+    for (len, chunk) in [(1024, vec![64, 64, 1024]), (1025, vec![64, 64, 64])] {
+        let g = Geometry::regular(LineAxis::new(1, 1, 64), LineAxis::new(1, 1, 64), samples(len));
+        assert_eq!(g.n_values() * 4 <= ONE_CHUNK_MAX_BYTES, len == 1024);
+        let v = filled(g);
+        let path = dir.path().join(format!("v{len}.h5"));
+        write_volume(&path, &v.geometry, &v.data, &Hdf5WriteOptions::default()).unwrap();
+        let (reader, back) = read_back(&path, DEFAULT_DATASET);
+        assert_eq!(reader.summary().chunk, Some(chunk), "{len} samples");
+        assert_eq!(back.data, v.data, "{len} samples");
+    }
+}
+
 #[test]
 fn time_volume_round_trips_uncompressed() {
     let dir = tempfile::tempdir().unwrap();
@@ -77,7 +97,7 @@ fn time_volume_round_trips_uncompressed() {
     assert_eq!(s.dataset, "/seismic");
     assert_eq!(s.dtype, "float32");
     assert_eq!(s.shape, [5, 7, 11]);
-    assert_eq!(s.chunk, Some(vec![5, 7, 11]), "the default chunk is clipped to the shape");
+    assert_eq!(s.chunk, Some(vec![5, 7, 11]), "a small volume is one chunk");
     assert!(s.filters.is_empty());
     assert_eq!(s.iline.source, AxisSource::Dataset("/iline".into()));
     assert_eq!(s.xline.source, AxisSource::Dataset("/xline".into()));

@@ -23,7 +23,7 @@ use crate::error::{Error, Location};
 use crate::volume::{Domain, IndexBox};
 
 pub use reader::{AxisSource, AxisSummary, Hdf5Reader, Hdf5Summary};
-pub use writer::{write_volume, Hdf5WriteOptions, Hdf5Writer, DEFAULT_CHUNK};
+pub use writer::{write_volume, Hdf5WriteOptions, Hdf5Writer, DEFAULT_CHUNK, ONE_CHUNK_MAX_BYTES};
 
 /// The dataset path used when none is given.
 pub const DEFAULT_DATASET: &str = "/seismic";
