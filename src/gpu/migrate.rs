@@ -969,13 +969,10 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// After the migration: copy back the products not on their way yet (every one, when they all finish at
-    /// the end) and hand everything over. Only the requested boxes cross the bus.
+    /// After the migration: wait for the copies still under way and hand their products over. Only the
+    /// requested boxes cross the bus. Every box was finished by a gather, as in the CPU engine's assembly.
     fn hand_over_the_rest(&self, stats: &mut RunStats) -> Result<()> {
-        let rest = self.handover.completion.borrow().unfinished();
-        for i in rest {
-            self.start_copy(i)?;
-        }
+        self.handover.completion.borrow().check_all_finished()?;
         self.hand_over_copied(true)?;
         let (ms_total, bytes) = self.handover.d2h.get();
         stats.add("d2h", ms(ms_total), bytes);

@@ -81,6 +81,14 @@ impl Completion {
     pub fn unfinished(&self) -> Vec<usize> {
         (0..self.waiting.len()).filter(|&i| self.waiting[i] > 0).collect()
     }
+
+    /// The migration is over: every box must have been finished (an engine fault otherwise).
+    pub fn check_all_finished(&self) -> Result<()> {
+        match self.unfinished().first() {
+            None => Ok(()),
+            Some(i) => Err(Error::Backend(format!("request box {} was not imaged at every level", i + 1))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -103,9 +111,11 @@ mod tests {
         assert_eq!(c.imaged(&[4, 3]), vec![0]);
         assert_eq!(c.imaged(&[2]), vec![2]);
         assert_eq!(c.unfinished(), vec![1]);
+        assert!(c.check_all_finished().unwrap_err().to_string().contains("request box 2"));
         assert_eq!(c.imaged(&[9, 8, 7, 6]), Vec::<usize>::new());
         assert_eq!(c.imaged(&[5]), vec![1]);
         assert!(c.unfinished().is_empty());
+        c.check_all_finished().unwrap();
         // A finished box is reported once.
         assert_eq!(c.imaged(&[3, 9]), Vec::<usize>::new());
     }

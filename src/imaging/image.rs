@@ -12,7 +12,7 @@ use super::delivery::{Completion, ProductSink};
 use super::request::ImageRequest;
 use super::spectrum::Fft2;
 use super::Plan;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::volume::IndexBox;
 
 /// The requested boxes being filled, level by level; each goes to the sink once its last level is in.
@@ -67,10 +67,7 @@ impl<'s> ImageAssembly<'s> {
 
     /// The migration is over: every box must have been handed over.
     pub fn finish(self) -> Result<()> {
-        match self.completion.unfinished().first() {
-            None => Ok(()),
-            Some(i) => Err(Error::Backend(format!("request box {} was not imaged at every level", i + 1))),
-        }
+        self.completion.check_all_finished()
     }
 }
 
