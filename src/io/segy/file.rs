@@ -307,6 +307,19 @@ impl SegyFile {
         }
     }
 
+    /// Hint that samples `range` of trace `index` will be decoded soon (the hardware prefetchers stop at
+    /// page boundaries, and each trace starts on a new page).
+    pub fn prefetch_samples(&self, index: usize, range: Range<usize>) {
+        if index >= self.trace_count || range.start >= range.end || range.end > self.samples {
+            return;
+        }
+        let bytes = self.format.bytes();
+        let data = self.trace_offset(index) as usize + TRACE_HEADER_LEN * (1 + self.extra_trace_headers as usize);
+        for at in (data + range.start * bytes..data + range.end * bytes).step_by(64) {
+            prefetch(&self.map[at]);
+        }
+    }
+
     /// The fields of trace `index`'s header, with inline, crossline and coordinates at the configured bytes.
     pub fn trace_header(&self, index: usize) -> Result<TraceHeader> {
         Ok(TraceHeader::parse(self.trace_header_bytes(index)?, self.order, &self.locations))

@@ -21,6 +21,10 @@ const TASK_BYTES: usize = 1 << 18;
 /// Tasks per thread at least, so that boxes of short traces (a time slice touches one page per trace) still
 /// spread over the cores and balance.
 const TASKS_PER_THREAD: usize = 4;
+/// How many traces ahead of the one being decoded its samples are asked for. Each trace starts on a new page,
+/// where the hardware prefetchers stop; asking two traces ahead raised a 16-core decode of a cached file from
+/// 44 to 66 GB/s (H200 host; one and four traces ahead: 60 and 65 GB/s).
+const PREFETCH_TRACES: usize = 2;
 
 /// A post-stack SEG-Y volume opened for reading.
 #[derive(Debug)]
@@ -155,12 +159,16 @@ impl SegyReader {
         let traces_per_task =
             (TASK_BYTES / (trace_len * 4)).min(traces.div_ceil(TASKS_PER_THREAD * rayon::current_num_threads())).max(1);
         let box_xlines = b.xl.len();
+        let cell_of = |t: usize| (b.il.start + t / box_xlines) * n_xl + b.xl.start + t % box_xlines;
         out.par_chunks_mut(trace_len * traces_per_task).enumerate().try_for_each(|(task, chunk)| {
             cancel::check()?;
             for (k, trace) in chunk.chunks_mut(trace_len).enumerate() {
                 let t = task * traces_per_task + k;
-                let cell = (b.il.start + t / box_xlines) * n_xl + b.xl.start + t % box_xlines;
-                match self.grid.cells[cell] {
+                let ahead = t + PREFETCH_TRACES;
+                if ahead < traces && self.grid.cells[cell_of(ahead)] != MISSING {
+                    self.file.prefetch_samples(self.grid.cells[cell_of(ahead)] as usize, b.s.clone());
+                }
+                match self.grid.cells[cell_of(t)] {
                     MISSING => trace.fill(0.0),
                     index => self.file.read_samples(index as usize, b.s.clone(), trace)?,
                 }
