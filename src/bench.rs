@@ -336,8 +336,11 @@ fn naive_run(p: &Prepared, device: crate::gpu::DeviceInfo) -> Result<f64> {
         let render = &p.job.config.output.render;
         written.push(crate::products::write_product(&dir, spec, &cut.data, &p.image, p.bin_size, render)?);
     }
-    crate::products::commit_products(written)?;
-    Ok(t.elapsed().as_secs_f64())
+    // Timed as the job's products are: files that an earlier run left are removed after the clock stops.
+    let (_records, replaced) = crate::products::commit_products(written)?;
+    let seconds = t.elapsed().as_secs_f64();
+    drop(replaced);
+    Ok(seconds)
 }
 
 /// The migration alone on 1, 2, 4, … threads.

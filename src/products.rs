@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::cancel;
 use crate::error::{Error, Location, Result};
 use crate::imaging::{ImageRequest, ProductSink};
-use crate::io::output::{commit_together, FileDigest, SealedOutput};
+use crate::io::output::{commit_together_replacing, FileDigest, Replaced, SealedOutput};
 use crate::io::VolumeSink;
 use crate::job::{OutputConfig, VolumeFormat};
 use crate::progress::Progress;
@@ -383,10 +383,10 @@ impl ProductSink for Handover<'_, '_, '_> {
     }
 }
 
-/// Put written products in place, every file flushed to disk at once (see [`commit_together`]), and record
-/// them for the manifest. A picture's sidecar is moved into place before the picture, so that a picture is
+/// Put written products in place, every file flushed to disk at once (see [`commit_together_replacing`]),
+/// and record them for the manifest, with the files of an earlier run they replaced, to be removed. A picture's sidecar is moved into place before the picture, so that a picture is
 /// never found without its sidecar.
-pub fn commit_products(written: Vec<WrittenProduct>) -> Result<Vec<ProductRecord>> {
+pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecord>, Replaced)> {
     // The files in the order they are moved into place, each with its product and its place in that
     // product's list.
     let mut order = Vec::new();
@@ -400,14 +400,16 @@ pub fn commit_products(written: Vec<WrittenProduct>) -> Result<Vec<ProductRecord
     }
     let (places, sealed): (Vec<_>, Vec<_>) = order.into_iter().unzip();
     let mut files: Vec<Vec<Option<ProductFile>>> = heads.iter().map(|&(.., n)| vec![None; n]).collect();
-    for ((p, i, format), (path, digest)) in places.into_iter().zip(commit_together(sealed)?) {
+    let (done, replaced) = commit_together_replacing(sealed)?;
+    for ((p, i, format), (path, digest)) in places.into_iter().zip(done) {
         files[p][i] = Some(file_record(&path, digest, format));
     }
-    Ok(heads
+    let records = heads
         .into_iter()
         .zip(files)
         .map(|((kind, axes, _), files)| ProductRecord { kind, axes, files: files.into_iter().flatten().collect() })
-        .collect())
+        .collect();
+    Ok((records, replaced))
 }
 
 fn title(kind: &ProductKind) -> String {

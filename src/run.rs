@@ -463,10 +463,13 @@ pub fn execute_on(
             );
         }
         crate::cancel::check()?;
-        let records = products::commit_products(written.products?)?;
+        let (records, replaced) = products::commit_products(written.products?)?;
         let product_bytes: u64 = records.iter().flat_map(|r| r.files.iter()).map(|f| f.bytes).sum();
         stats.add("write", written.after_migration, product_bytes);
-        finish(p, records, product_bytes, stats, choice, started, clock)
+        let manifest = finish(p, records, product_bytes, stats, choice, started, clock);
+        // An earlier run's files that the products replaced go only now, once the run is complete.
+        drop(replaced);
+        manifest
     });
     match release {
         // Only now wait for the engine's release, error or not, so that a process never exits while the
@@ -516,10 +519,13 @@ fn finish(
         products: records,
         completed: None,
     };
+    let mut laps = crate::stats::Laps::start("writing the manifest");
     let json =
         serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Request(format!("cannot encode the manifest: {e}")))?;
+    laps.lap("encode");
     crate::cancel::check()?;
     crate::io::output::write_atomic(p.job.config.output.dir.join(MANIFEST), &json)?;
+    laps.lap("write, flush and rename");
     Ok(Manifest { completed: Some(Instant::now()), ..manifest })
 }
 
