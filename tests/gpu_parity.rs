@@ -291,6 +291,34 @@ fn runs_on_buffers_made_ahead_or_kept_compute_what_the_cpu_computes() {
     }
 }
 
+/// The GPU ingest reads, uploads and transforms the input chunk by chunk, with small first and last chunks:
+/// an input read in many chunks (40 inlines by 3, ends of 1) gives what the CPU computes from one.
+#[test]
+fn an_ingest_in_many_chunks_computes_what_the_cpu_computes() {
+    let Some(mut gpu) = gpu_engine() else { return };
+    let src = model(0.0, true);
+    let mut cpu = CpuEngine::new(None).unwrap();
+    for (name, j, request) in [
+        ("phase shift, whole image", job(Method::PhaseShift, layered()), whole as fn(&_) -> _),
+        ("split-step, sparse boxes", job(Method::SplitStep, layered()), sparse),
+    ] {
+        let req = request(&j.image_geometry(&src));
+        let one = j.plan(&src, &req);
+        assert_eq!(one.ingest_chunks(), [0..40], "the test input fits one chunk");
+        let mut many = j.plan(&src, &req);
+        many.ingest_inlines = 3;
+        let chunks = many.ingest_chunks();
+        assert_eq!((chunks.len(), chunks[0].clone(), chunks[chunks.len() - 1].clone()), (15, 0..1, 39..40));
+        let mut stats = seisimage::stats::RunStats::default();
+        let silent = &seisimage::progress::Silent;
+        let reference = cpu.migrate(&src, &one, &j.velocity, &req, silent, &mut stats).unwrap();
+        let image = gpu.migrate(&src, &many, &j.velocity, &req, silent, &mut stats).unwrap();
+        let e = image.iter().zip(&reference).map(|(g, c)| relative_l2(g, c)).fold(0.0, f64::max);
+        eprintln!("{name}, 15 chunks: relative L2 {e:.2e}");
+        assert!(e <= 1e-4, "{name}, 15 chunks: GPU vs CPU relative L2 {e:.2e}");
+    }
+}
+
 /// Kernels read back from the kernel cache are the kernels NVRTC makes: an engine whose kernels come from the
 /// cache computes what a freshly compiled one computes (to the last bits that the order of the phase-shift
 /// kernel's shared-memory sums leaves free from run to run), and a damaged entry is compiled again and

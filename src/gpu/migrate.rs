@@ -457,17 +457,17 @@ impl<'a> Run<'a> {
         let pt = plan.padded[2];
         let copied: Vec<CudaEvent> = (0..RING).map(|_| e.gpu.sync_event()).collect::<Result<_>>()?;
         let transformed: Vec<CudaEvent> = (0..RING).map(|_| e.gpu.sync_event()).collect::<Result<_>>()?;
-        let chunks: Vec<usize> = (0..ni).step_by(plan.ingest_inlines).collect();
+        let chunks = plan.ingest_chunks();
         let timers: Vec<[CudaEvent; 4]> =
             chunks.iter().map(|_| Ok([e.event()?, e.event()?, e.event()?, e.event()?])).collect::<Result<_>>()?;
         let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
         let (mut read_s, mut bytes) = (0.0, 0u64);
         let wall = Instant::now();
         progress.begin("read and upload", ni as u64);
-        for (c, &il0) in chunks.iter().enumerate() {
+        for (c, il) in chunks.iter().cloned().enumerate() {
             cancel::check()?;
             let slot = c % RING;
-            let il = il0..(il0 + plan.ingest_inlines).min(ni);
+            let il0 = il.start;
             let traces = il.len() * nx;
             if c >= RING {
                 // The copy out of this staging buffer (chunk c − RING) must be over before we refill it.

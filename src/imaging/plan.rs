@@ -317,6 +317,22 @@ impl Plan {
     }
 
     /// `|k|² = kx² + ky²` of every point of the padded plane, in `[il][xl]` order.
+    /// The inlines of each ingest chunk, in order: at most `ingest_inlines` each, the first and the last a
+    /// quarter of that. While the first chunk is read nothing can be uploaded, and after the last one is
+    /// read its upload and transform are all that is left: small ends keep both waits short.
+    pub fn ingest_chunks(&self) -> Vec<Range<usize>> {
+        let ni = self.input.shape()[0];
+        let (full, end) = (self.ingest_inlines, self.ingest_inlines.div_ceil(4));
+        if ni <= full + 2 * end {
+            return (0..ni).step_by(full).map(|s| s..(s + full).min(ni)).collect();
+        }
+        let middle = end..ni - end;
+        std::iter::once(0..end)
+            .chain(middle.clone().step_by(full).map(|s| s..(s + full).min(middle.end)))
+            .chain(std::iter::once(ni - end..ni))
+            .collect()
+    }
+
     pub fn k_squared(&self) -> Vec<f64> {
         let [ni, nx, _] = self.padded;
         let kx: Vec<f64> = (0..ni).map(|i| wavenumber(i, ni, self.bin[0]).powi(2)).collect();
@@ -509,6 +525,32 @@ mod tests {
 
     fn slice(level: usize, g: &Geometry) -> ImageRequest {
         ImageRequest::new(vec![IndexBox { s: level..level + 1, ..g.full_box() }])
+    }
+
+    #[test]
+    fn ingest_chunks_cover_the_inlines_with_small_ends() {
+        let v = VelocityModel::Constant(2000.0);
+        let params = ImagingParams { dz: 10.0, zmax: Some(100.0), fmax: 50.0, ..Default::default() };
+        let chunks = |ni: usize| {
+            let g = input(ni, 512, 1000, 4.0); // 2 MB per inline: 16 inlines per chunk
+            let image = image_geometry(&g, &params, &v).unwrap();
+            let p = Plan::new(&g, [12.5, 12.5], &WindowParams::default(), &params, &v, &ImageRequest::whole(&image))
+                .unwrap();
+            assert_eq!(p.ingest_inlines, ni.min(16));
+            p.ingest_chunks()
+        };
+        let c = chunks(512);
+        assert_eq!(c.len(), 34);
+        assert_eq!((c[0].clone(), c[1].clone(), c[32].clone(), c[33].clone()), (0..4, 4..20, 500..508, 508..512));
+        for ni in [1, 3, 16, 23, 24, 25, 40, 41, 100, 512] {
+            let c = chunks(ni);
+            assert_eq!(c[0].start, 0, "{ni}");
+            assert_eq!(c[c.len() - 1].end, ni, "{ni}");
+            assert!(c.windows(2).all(|w| w[0].end == w[1].start), "{ni}: {c:?}");
+            assert!(c.iter().all(|r| !r.is_empty() && r.len() <= 16), "{ni}: {c:?}");
+        }
+        assert_eq!(chunks(24), [0..16, 16..24]);
+        assert_eq!(chunks(25), [0..4, 4..20, 20..21, 21..25]);
     }
 
     #[test]
