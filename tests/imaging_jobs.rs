@@ -306,3 +306,44 @@ fn engines_refuse_mismatched_inputs() {
         assert!(e.to_string().contains("not planned"), "{e}");
     });
 }
+
+/// A volume whose inlines from `bad` on cannot be read, as a file cut short would.
+struct UnreadableFrom {
+    volume: Volume,
+    bad: usize,
+}
+
+impl seisimage::volume::VolumeReader for UnreadableFrom {
+    fn geometry(&self) -> &Geometry {
+        &self.volume.geometry
+    }
+    fn describe(&self) -> String {
+        "a volume cut short".into()
+    }
+    fn read_box(&self, b: &IndexBox, out: &mut [f32]) -> seisimage::error::Result<()> {
+        if b.il.end > self.bad {
+            return Err(seisimage::error::Error::Request(format!("inline {} cannot be read", self.bad + 1)));
+        }
+        self.volume.read_box(b, out)
+    }
+}
+
+/// An input that fails part of the way through, read in many chunks (on the GPU while earlier chunks are
+/// uploaded), stops the migration with its error; the engine then runs the next job as usual.
+#[test]
+fn an_input_failing_part_way_stops_the_migration_with_its_error() {
+    let m = model(40, 36, 160, 20.0, vec![Event::Diffractor { x: 150.0, y: 170.0, z: 200.0, amplitude: 1.0 }]);
+    let j = job(ImagingParams { dz: 5.0, nz: Some(60), ..Default::default() }, m.velocity_model());
+    let volume = m.generate();
+    let request = ImageRequest::whole(&j.image_geometry(&volume));
+    let cut_short = UnreadableFrom { volume: volume.clone(), bad: 20 };
+    let mut plan = j.plan(&cut_short, &request);
+    plan.ingest_inlines = 3;
+    for_each_backend(|engine| {
+        let mut stats = RunStats::default();
+        let e = engine.migrate(&cut_short, &plan, &j.velocity, &request, &Silent, &mut stats).unwrap_err();
+        assert!(e.to_string().contains("inline 21 cannot be read"), "{}: {e}", engine.name());
+        let image = j.run(engine, &volume, &request);
+        assert!(image[0].iter().any(|v| *v != 0.0), "{}: the next run images", engine.name());
+    });
+}
