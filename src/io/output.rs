@@ -43,7 +43,7 @@ impl TempOutput {
     /// Flush the temporary file to disk and move it to its final name.
     pub fn commit(self) -> Result<PathBuf> {
         File::open(&self.temp_path).and_then(|f| f.sync_all()).at(&self.final_path)?;
-        self.into_place(&mut Replaced::default())
+        self.into_place(None)
     }
 
     /// [`TempOutput::commit`], measuring the file: its size and SHA-256, read back while the disk writes it.
@@ -60,15 +60,29 @@ impl TempOutput {
         Ok(SealedOutput { out: self, file, digest })
     }
 
-    /// Move the (flushed) temporary file to its final name. A file already there is first moved aside into
-    /// `replaced`, so that the rename does not wait for the file system to free it.
-    fn into_place(mut self, replaced: &mut Replaced) -> Result<PathBuf> {
-        if std::fs::symlink_metadata(&self.final_path).is_ok_and(|m| !m.is_dir()) {
-            let aside = hidden_sibling(&self.final_path, "replaced");
-            std::fs::rename(&self.final_path, &aside).at(&self.final_path)?;
-            replaced.0.push(aside);
+    /// Move the (flushed) temporary file to its final name. With `replaced`, a file already there is first
+    /// moved aside into it, so that the rename does not wait for the file system to free that file.
+    fn into_place(mut self, replaced: Option<&mut Replaced>) -> Result<PathBuf> {
+        let mut aside = None;
+        if replaced.is_some() && std::fs::symlink_metadata(&self.final_path).is_ok_and(|m| !m.is_dir()) {
+            let path = hidden_sibling(&self.final_path, "replaced");
+            match std::fs::rename(&self.final_path, &path) {
+                Ok(()) => aside = Some(path),
+                // Gone since: another writer of the name moved it; there is nothing to move aside.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e).at(&self.final_path),
+            }
         }
-        std::fs::rename(&self.temp_path, &self.final_path).at(&self.final_path)?;
+        if let Err(e) = std::fs::rename(&self.temp_path, &self.final_path) {
+            // The name could not be taken: the earlier file goes back under it, as if never moved.
+            if let Some(path) = aside {
+                let _ = std::fs::rename(path, &self.final_path);
+            }
+            return Err(e).at(&self.final_path);
+        }
+        if let Some(replaced) = replaced {
+            replaced.0.extend(aside);
+        }
         self.committed = true;
         Ok(std::mem::take(&mut self.final_path))
     }
@@ -147,7 +161,7 @@ pub fn commit_together_replacing(files: Vec<SealedOutput>) -> Result<(Vec<(PathB
     let mut replaced = Replaced::default();
     for SealedOutput { out, file, digest } in files {
         drop(file);
-        match out.into_place(&mut replaced) {
+        match out.into_place(Some(&mut replaced)) {
             Ok(path) => done.push((path, digest)),
             Err(e) => {
                 for (path, _) in &done {
@@ -426,6 +440,18 @@ mod tests {
         let aside = names.iter().find(|n| n.starts_with(".a.h5.replaced-")).expect("the earlier file, moved aside");
         assert_eq!(std::fs::read(dir.path().join(aside)).unwrap(), b"earlier run");
         drop(replaced);
+        assert_eq!(listing(), ["a.h5", "b.h5"]);
+
+        // writers of one name at once each find the earlier file or find it gone: all succeed
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    let sealed = vec![write_sealed(dir.path().join("a.h5"), b"again").unwrap()];
+                    drop(commit_together_replacing(sealed).expect("every writer succeeds"));
+                });
+            }
+        });
+        assert_eq!(std::fs::read(dir.path().join("a.h5")).unwrap(), b"again");
         assert_eq!(listing(), ["a.h5", "b.h5"]);
 
         // a folder in the way is not moved: the commit fails and leaves it
