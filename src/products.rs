@@ -384,8 +384,9 @@ impl ProductSink for Handover<'_, '_, '_> {
 }
 
 /// Put written products in place, every file flushed to disk at once (see [`commit_together_replacing`]),
-/// and record them for the manifest, with the files of an earlier run they replaced, to be removed. A picture's sidecar is moved into place before the picture, so that a picture is
-/// never found without its sidecar.
+/// and record them for the manifest, with the files of an earlier run they replaced, to be removed. A
+/// picture's sidecar is moved into place before the picture, so that a picture is never found without its
+/// sidecar.
 pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecord>, Replaced)> {
     // The files in the order they are moved into place, each with its product and its place in that
     // product's list.

@@ -316,7 +316,6 @@ impl Plan {
         1.0 / (self.padded[2] as f64 * self.nk() as f64)
     }
 
-    /// `|k|² = kx² + ky²` of every point of the padded plane, in `[il][xl]` order.
     /// The inlines of each ingest chunk, in order: at most `ingest_inlines` each, the first and the last a
     /// quarter of that. While the first chunk is read nothing can be uploaded, and after the last one is
     /// read its upload and transform are all that is left: small ends keep both waits short.
@@ -333,6 +332,7 @@ impl Plan {
             .collect()
     }
 
+    /// `|k|² = kx² + ky²` of every point of the padded plane, in `[il][xl]` order.
     pub fn k_squared(&self) -> Vec<f64> {
         let [ni, nx, _] = self.padded;
         let kx: Vec<f64> = (0..ni).map(|i| wavenumber(i, ni, self.bin[0]).powi(2)).collect();

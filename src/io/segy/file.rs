@@ -313,8 +313,7 @@ impl SegyFile {
         if index >= self.trace_count || range.start >= range.end || range.end > self.samples {
             return;
         }
-        let bytes = self.format.bytes();
-        let data = self.trace_offset(index) as usize + TRACE_HEADER_LEN * (1 + self.extra_trace_headers as usize);
+        let (data, bytes) = (self.data_offset(index), self.format.bytes());
         for at in (data + range.start * bytes..data + range.end * bytes).step_by(64) {
             prefetch(&self.map[at]);
         }
@@ -341,10 +340,14 @@ impl SegyFile {
                 out.len()
             )));
         }
-        let bytes = self.format.bytes();
-        let data = self.trace_offset(index) as usize + TRACE_HEADER_LEN * (1 + self.extra_trace_headers as usize);
+        let (data, bytes) = (self.data_offset(index), self.format.bytes());
         self.format.decode(self.order, &self.map[data + range.start * bytes..data + range.end * bytes], out);
         Ok(())
+    }
+
+    /// Byte offset of trace `index`'s first sample, past its header and any additional headers.
+    fn data_offset(&self, index: usize) -> usize {
+        self.trace_offset(index) as usize + TRACE_HEADER_LEN * (1 + self.extra_trace_headers as usize)
     }
 
     fn check_index(&self, index: usize) -> Result<()> {

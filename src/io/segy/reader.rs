@@ -164,9 +164,9 @@ impl SegyReader {
             cancel::check()?;
             for (k, trace) in chunk.chunks_mut(trace_len).enumerate() {
                 let t = task * traces_per_task + k;
-                let ahead = t + PREFETCH_TRACES;
-                if ahead < traces && self.grid.cells[cell_of(ahead)] != MISSING {
-                    self.file.prefetch_samples(self.grid.cells[cell_of(ahead)] as usize, b.s.clone());
+                if t + PREFETCH_TRACES < traces {
+                    // A missing cell (MISSING) names no trace of the file: the hint then does nothing.
+                    self.file.prefetch_samples(self.grid.cells[cell_of(t + PREFETCH_TRACES)] as usize, b.s.clone());
                 }
                 match self.grid.cells[cell_of(t)] {
                     MISSING => trace.fill(0.0),
