@@ -16,6 +16,7 @@ pub mod products;
 pub mod progress;
 pub mod render;
 pub mod run;
+pub mod simd;
 pub mod stats;
 pub mod synth;
 pub mod velocity;

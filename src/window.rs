@@ -211,8 +211,27 @@ impl<'a> TraceConditioner<'a> {
     ///
     /// This runs on every sample of the input, so the usual case is kept to two passes the compiler
     /// vectorises: a branch-free count of non-finite samples, and the taper, which inside the lateral
-    /// tapers touches only the samples of the time taper.
+    /// tapers touches only the samples of the time taper. Both run as compiled for AVX2 where the CPU
+    /// has it ([`crate::simd`]).
     pub fn apply(&self, il: usize, xl: usize, s0: usize, trace: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.apply_avx2(il, xl, s0, trace) };
+        }
+        self.apply_body(il, xl, s0, trace)
+    }
+
+    /// [`TraceConditioner::apply`] compiled for AVX2 (see [`crate::simd`]). Unsafe: the CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn apply_avx2(&self, il: usize, xl: usize, s0: usize, trace: &mut [f32]) {
+        self.apply_body(il, xl, s0, trace)
+    }
+
+    /// The body of [`TraceConditioner::apply`], inlined into both of its versions.
+    #[inline(always)]
+    fn apply_body(&self, il: usize, xl: usize, s0: usize, trace: &mut [f32]) {
         let bad: u32 = trace.iter().map(|x| u32::from(!x.is_finite())).sum();
         if bad > 0 {
             self.zero_nonfinite(il, xl, s0, trace);
@@ -362,20 +381,42 @@ mod tests {
         assert_eq!(w.ramp_lengths(), [10, 2, 2]);
         let c = TraceConditioner::new(&w, NonFinite::Zero);
         let value = |il: usize, xl: usize, k: usize| 1.0 + (il * 400 + xl * 40 + k) as f32 * 0.25;
-        for il in 0..12 {
-            for xl in 0..10 {
-                // The whole trace, and parts starting before, at and inside the time ramp.
-                for s0 in [0, 25, 30, 35] {
-                    let mut trace: Vec<f32> = (s0..40).map(|k| value(il, xl, k)).collect();
-                    c.apply(il, xl, s0, &mut trace);
-                    for (i, x) in trace.iter().enumerate() {
-                        let k = s0 + i;
-                        let expected = value(il, xl, k) * (w.iline[il] * w.xline[xl] * w.time[k]);
-                        assert_eq!(*x, expected, "inline {il}, crossline {xl}, sample {k} from {s0}");
+        for (version, apply) in apply_versions() {
+            for il in 0..12 {
+                for xl in 0..10 {
+                    // The whole trace, and parts starting before, at and inside the time ramp.
+                    for s0 in [0, 25, 30, 35] {
+                        let mut trace: Vec<f32> = (s0..40).map(|k| value(il, xl, k)).collect();
+                        // A NaN in every seventh trace, zeroed before the taper.
+                        let nan = (il * 10 + xl) % 7 == 0;
+                        if nan {
+                            trace[3] = f32::NAN;
+                        }
+                        apply(&c, il, xl, s0, &mut trace);
+                        for (i, x) in trace.iter().enumerate() {
+                            let k = s0 + i;
+                            let input = if nan && i == 3 { 0.0 } else { value(il, xl, k) };
+                            let expected = input * (w.iline[il] * w.xline[xl] * w.time[k]);
+                            assert_eq!(*x, expected, "{version}: inline {il}, crossline {xl}, sample {k} from {s0}");
+                        }
                     }
                 }
             }
         }
+    }
+
+    type Apply = fn(&TraceConditioner, usize, usize, usize, &mut [f32]);
+
+    /// The compiled versions of [`TraceConditioner::apply`] this CPU can run (see [`crate::simd`]).
+    fn apply_versions() -> Vec<(&'static str, Apply)> {
+        let mut versions: Vec<(&'static str, Apply)> =
+            vec![("baseline", |c, il, xl, s0, t| c.apply_body(il, xl, s0, t))];
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            versions.push(("avx2", |c, il, xl, s0, t| unsafe { c.apply_avx2(il, xl, s0, t) }));
+        }
+        versions
     }
 
     #[test]
