@@ -332,6 +332,18 @@ impl std::fmt::Display for ValueBox {
     }
 }
 
+/// How a reader writes the values it decodes into the caller's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Ordinary stores: the values stay in the CPU's caches for the computation that reads them next.
+    Cached,
+    /// Stores that go around the caches (see [`crate::simd::stream_copy`]), for a buffer the CPU does not
+    /// read again, such as a pinned staging buffer a device copies from. An ordinary store first reads the
+    /// cache line it changes; a streaming store of whole lines does not. Decoding into such a buffer then
+    /// passes over memory twice (the file's pages read, the buffer written) instead of three times.
+    Streaming,
+}
+
 /// A source of volume data: a SEG-Y or HDF5 file, or memory.
 ///
 /// `read_box` decodes only what the box covers into a buffer the caller provides (which may be pinned
@@ -346,9 +358,17 @@ pub trait VolumeReader: Send + Sync {
     fn read_box(&self, b: &IndexBox, out: &mut [f32]) -> Result<()>;
 
     /// Read `b` as [`VolumeReader::read_box`] does and hand each trace of the box to `each(t, samples)` (`t`
-    /// counts the box's traces in `[il][xl]` order) while it is fresh. Readers that decode trace by trace do
-    /// both in one pass over memory; this default reads the box first.
-    fn read_box_each(&self, b: &IndexBox, out: &mut [f32], each: &(dyn Fn(usize, &mut [f32]) + Sync)) -> Result<()> {
+    /// counts the box's traces in `[il][xl]` order) while it is fresh; what `each` leaves in the trace is
+    /// what `out` receives. Readers that decode trace by trace do both in one pass over memory; this default
+    /// reads the box first. `mode` says how `out` is best written: readers may ignore it.
+    fn read_box_each(
+        &self,
+        b: &IndexBox,
+        out: &mut [f32],
+        each: &(dyn Fn(usize, &mut [f32]) + Sync),
+        mode: WriteMode,
+    ) -> Result<()> {
+        let _ = mode;
         use rayon::prelude::*;
         self.read_box(b, out)?;
         out.par_chunks_mut(b.s.len().max(1)).enumerate().for_each(|(t, trace)| each(t, trace));

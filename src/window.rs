@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Result};
-use crate::volume::{IndexBox, VolumeReader};
+use crate::volume::{IndexBox, VolumeReader, WriteMode};
 
 /// How the input is tapered and padded. Used as the `[window]` table of a job file.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -288,18 +288,22 @@ impl<'a> TraceConditioner<'a> {
 }
 
 /// Read the whole inlines `il` of `src` into `out` (`[il][xl][sample]`) and condition every trace as it is
-/// decoded: one pass over the data.
+/// decoded: one pass over the data. `mode` says whether `out` is read next by this CPU or by a device copy.
 pub fn read_conditioned(
     src: &dyn VolumeReader,
     il: Range<usize>,
     out: &mut [f32],
     conditioner: &TraceConditioner,
+    mode: WriteMode,
 ) -> Result<()> {
     let [_, nx, nt] = src.geometry().shape();
     let first = il.start;
-    src.read_box_each(&IndexBox { il, xl: 0..nx, s: 0..nt }, out, &|t, trace| {
-        conditioner.apply(first + t / nx, t % nx, 0, trace)
-    })
+    src.read_box_each(
+        &IndexBox { il, xl: 0..nx, s: 0..nt },
+        out,
+        &|t, trace| conditioner.apply(first + t / nx, t % nx, 0, trace),
+        mode,
+    )
 }
 
 #[cfg(test)]
@@ -360,7 +364,7 @@ mod tests {
         let src = Volume { data: vec![1.0; g.n_values()], geometry: g };
         let mut chunk = vec![0.0f32; 3 * 8 * 12]; // inlines 6..9
         let c = TraceConditioner::new(&w, NonFinite::Zero);
-        read_conditioned(&src, 6..9, &mut chunk, &c).unwrap();
+        read_conditioned(&src, 6..9, &mut chunk, &c, WriteMode::Cached).unwrap();
         for il in 0..3 {
             for xl in 0..8 {
                 for s in 0..12 {
@@ -440,13 +444,13 @@ mod tests {
 
         let refuse = TraceConditioner::new(&w, NonFinite::Refuse);
         let mut out = vec![0.0f32; g.n_values()];
-        read_conditioned(&src, 0..4, &mut out, &refuse).unwrap();
+        read_conditioned(&src, 0..4, &mut out, &refuse, WriteMode::Cached).unwrap();
         let e = refuse.check(&src).unwrap_err().to_string();
         // inline index 1 → 102, crossline index 2 → 12, sample index 3 → 12 ms, the 4th sample
         assert!(e.contains("sample 4 (12 ms) of the trace at inline 102, crossline 12 is NaN"), "{e}");
 
         let zero = TraceConditioner::new(&w, NonFinite::Zero);
-        read_conditioned(&src, 0..4, &mut out, &zero).unwrap();
+        read_conditioned(&src, 0..4, &mut out, &zero, WriteMode::Cached).unwrap();
         assert_eq!(zero.check(&src).unwrap(), 3);
         assert_eq!(out, clean);
     }

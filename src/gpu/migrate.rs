@@ -29,7 +29,7 @@ use crate::imaging::{formulas, Completion, ImageRequest, Method, Plan, ProductSi
 use crate::progress::Progress;
 use crate::stats::RunStats;
 use crate::velocity::VelocityModel;
-use crate::volume::VolumeReader;
+use crate::volume::{VolumeReader, WriteMode};
 use crate::{cancel, window};
 
 /// A complex float as the kernels see it (`cpx` in kernels/common.cuh).
@@ -475,7 +475,7 @@ impl<'a> Run<'a> {
             }
             let host = &mut staging[slot].as_mut_slice_unsynced()[..traces * nt];
             let t = Instant::now();
-            window::read_conditioned(src, il.clone(), host, &conditioner)?;
+            window::read_conditioned(src, il.clone(), host, &conditioner, WriteMode::Streaming)?;
             conditioner.check(src)?;
             read_s += t.elapsed().as_secs_f64();
 
@@ -532,7 +532,7 @@ impl<'a> Run<'a> {
         let t = Instant::now();
         let mut host = vec![0.0f32; ni * nx * nt];
         let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
-        window::read_conditioned(src, 0..ni, &mut host, &conditioner)?;
+        window::read_conditioned(src, 0..ni, &mut host, &conditioner, WriteMode::Cached)?;
         stats.nonfinite_samples += conditioner.check(src)?;
         stats.add("read", t.elapsed(), (host.len() * 4) as u64);
         let raw = e.gpu.alloc::<f32>(host.len())?;

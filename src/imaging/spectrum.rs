@@ -23,7 +23,7 @@ use crate::cancel;
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::stats::RunStats;
-use crate::volume::VolumeReader;
+use crate::volume::{VolumeReader, WriteMode};
 use crate::window;
 
 /// The wavefield in the ω-major layout: `n_omega` planes of `nk = il_pad · xl_pad` values.
@@ -170,7 +170,7 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stat
         let traces = il.len() * nx;
         let data = &mut chunk[..traces * nt];
         let t = Instant::now();
-        window::read_conditioned(src, il.clone(), data, &conditioner)?;
+        window::read_conditioned(src, il.clone(), data, &conditioner, WriteMode::Cached)?;
         conditioner.check(src)?;
         stats.add("read", t.elapsed(), (data.len() * 4) as u64);
 

@@ -14,7 +14,7 @@ use super::trace_header::HeaderLocations;
 use super::SegyOptions;
 use crate::cancel;
 use crate::error::{Error, Result};
-use crate::volume::{Domain, Geometry, IndexBox, LineAxis, ValueBox, Volume, VolumeReader};
+use crate::volume::{Domain, Geometry, IndexBox, LineAxis, ValueBox, Volume, VolumeReader, WriteMode};
 
 /// Output bytes each parallel task decodes at most: large enough that scheduling costs nothing.
 const TASK_BYTES: usize = 1 << 18;
@@ -124,22 +124,30 @@ impl VolumeReader for SegyReader {
     /// Decode the box in parallel, trace by trace, each straight into its place in `out`; missing traces
     /// become zeros. Only the samples inside the box are read from the file.
     fn read_box(&self, b: &IndexBox, out: &mut [f32]) -> Result<()> {
-        self.decode_box(b, out, None)
+        self.decode_box(b, out, None, WriteMode::Cached)
     }
 
-    fn read_box_each(&self, b: &IndexBox, out: &mut [f32], each: &(dyn Fn(usize, &mut [f32]) + Sync)) -> Result<()> {
-        self.decode_box(b, out, Some(each))
+    fn read_box_each(
+        &self,
+        b: &IndexBox,
+        out: &mut [f32],
+        each: &(dyn Fn(usize, &mut [f32]) + Sync),
+        mode: WriteMode,
+    ) -> Result<()> {
+        self.decode_box(b, out, Some(each), mode)
     }
 }
 
 impl SegyReader {
     /// The decoding loop of [`VolumeReader::read_box`], handing each trace to `each` right after it is
-    /// decoded, while it is still in cache.
+    /// decoded, while it is still in cache. Under [`WriteMode::Streaming`] each trace is decoded and handed
+    /// to `each` in a small buffer that stays in cache, then streamed to its place in `out`.
     fn decode_box(
         &self,
         b: &IndexBox,
         out: &mut [f32],
         each: Option<&(dyn Fn(usize, &mut [f32]) + Sync)>,
+        mode: WriteMode,
     ) -> Result<()> {
         let [n_il, n_xl, n_s] = self.grid.geometry.shape();
         if b.il.end > n_il || b.xl.end > n_xl || b.s.end > n_s || b.il.start > b.il.end || b.xl.start > b.xl.end {
@@ -160,21 +168,30 @@ impl SegyReader {
             (TASK_BYTES / (trace_len * 4)).min(traces.div_ceil(TASKS_PER_THREAD * rayon::current_num_threads())).max(1);
         let box_xlines = b.xl.len();
         let cell_of = |t: usize| (b.il.start + t / box_xlines) * n_xl + b.xl.start + t % box_xlines;
+        let streaming = mode == WriteMode::Streaming;
         out.par_chunks_mut(trace_len * traces_per_task).enumerate().try_for_each(|(task, chunk)| {
             cancel::check()?;
+            let mut near = if streaming { vec![0.0f32; trace_len] } else { Vec::new() };
             for (k, trace) in chunk.chunks_mut(trace_len).enumerate() {
                 let t = task * traces_per_task + k;
                 if t + PREFETCH_TRACES < traces {
                     // A missing cell (MISSING) names no trace of the file: the hint then does nothing.
                     self.file.prefetch_samples(self.grid.cells[cell_of(t + PREFETCH_TRACES)] as usize, b.s.clone());
                 }
+                let samples = if streaming { &mut near[..] } else { &mut *trace };
                 match self.grid.cells[cell_of(t)] {
-                    MISSING => trace.fill(0.0),
-                    index => self.file.read_samples(index as usize, b.s.clone(), trace)?,
+                    MISSING => samples.fill(0.0),
+                    index => self.file.read_samples(index as usize, b.s.clone(), samples)?,
                 }
                 if let Some(each) = each {
-                    each(t, trace);
+                    each(t, samples);
                 }
+                if streaming {
+                    crate::simd::stream_copy(&near, trace);
+                }
+            }
+            if streaming {
+                crate::simd::stream_fence();
             }
             Ok(())
         })
