@@ -1,9 +1,10 @@
 //! The hardware floors the benchmark compares stages with, measured on the device in use: pinned and
-//! pageable host-to-device bandwidth, pinned device-to-host bandwidth, and device-to-device copy bandwidth.
+//! pageable host-to-device bandwidth, pinned device-to-host bandwidth, and device-to-device copy bandwidth;
+//! and the pinned upload with the host's decode running beside it, as it does during the ingest.
 
 use std::time::Instant;
 
-use super::device::{self, elapsed_ms, Gpu};
+use super::device::{self, elapsed_ms, Gpu, PinnedBuffer};
 use super::runtime::DeviceInfo;
 use crate::error::Result;
 
@@ -66,4 +67,47 @@ pub fn measure(info: DeviceInfo, bytes: usize) -> Result<Floors> {
         d2h_pinned: moved / d2h,
         d2d: 2.0 * (n * 4) as f64 / d2d,
     })
+}
+
+/// A pinned upload measured while the host works beside it.
+#[derive(Clone, Copy, Debug)]
+pub struct Beside {
+    /// Bytes per second of the upload.
+    pub h2d_pinned: f64,
+    /// How long the host's work took with the upload running.
+    pub host_seconds: f64,
+}
+
+/// Queue pinned uploads of `bytes` (in pieces of the staging ring's size) and, while the bus carries them,
+/// run `host` on the CPU with a ring of `ring` pinned buffers of `values` floats of its own to fill. The two
+/// share the host's memory: the DMA reads it while the host reads the file and writes the buffers. This is
+/// the ingest without its dependencies (no chunk waits for another), so its times are what the machine
+/// allows the ingest's two halves when they run together.
+pub fn upload_beside(
+    info: DeviceInfo,
+    bytes: usize,
+    ring: usize,
+    values: usize,
+    host: &mut dyn FnMut(&mut [PinnedBuffer<f32>]),
+) -> Result<Beside> {
+    let gpu = Gpu::open(info)?;
+    let stream = gpu.stream()?;
+    let mut buffers = (0..ring.max(1)).map(|_| gpu.alloc_pinned::<f32>(values)).collect::<Result<Vec<_>>>()?;
+    let mut source = gpu.alloc_pinned::<f32>(values)?;
+    source.as_mut_slice_unsynced().fill(1.0);
+    let dev = gpu.alloc::<f32>(values)?;
+    let pieces = bytes.div_ceil(values * 4).max(1);
+    dev.upload_async(0, &source, values, &stream)?; // warm-up
+    device::check("waiting for the device", stream.synchronize())?;
+    let (a, b) = (gpu.timing_event()?, gpu.timing_event()?);
+    device::check("recording", a.record(&stream))?;
+    for _ in 0..pieces {
+        dev.upload_async(0, &source, values, &stream)?;
+    }
+    device::check("recording", b.record(&stream))?;
+    let t = Instant::now();
+    host(&mut buffers);
+    let host_seconds = t.elapsed().as_secs_f64();
+    device::check("waiting for the device", stream.synchronize())?;
+    Ok(Beside { h2d_pinned: (pieces * values * 4) as f64 / (elapsed_ms(&a, &b)? / 1000.0), host_seconds })
 }

@@ -37,7 +37,7 @@ type Cpx = [f32; 2];
 
 /// Pinned staging buffers (and device landing slots) in flight during ingest: while the device transforms
 /// one chunk and the bus carries the next, the host fills a third.
-pub(super) const RING: usize = 3;
+pub const RING: usize = 3;
 /// Levels imaged per launch of the phase-shift kernel: its k-domain sums live in shared memory
 /// (levels × 32 lanes × 8 bytes = 32 KiB), under the 48 KiB a kernel gets without opting in.
 const PS_MAX_SLOTS: usize = 128;

@@ -12,6 +12,7 @@ mod migrate;
 pub mod runtime;
 
 pub use engine::GpuEngine;
+pub use migrate::RING as STAGING_RING;
 pub use runtime::{probe, DeviceInfo, GpuRuntime, Unavailable};
 
 use crate::error::{Error, Result};
