@@ -111,6 +111,8 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     write_model(&model, &input, WriteFormat::Ieee, progress)?;
     write_model(&model, &input_ibm, WriteFormat::Ibm, progress)?;
     let input_bytes = std::fs::metadata(&input).at(&input)?.len();
+    // What crosses the bus: the volume's samples as float32 (the file also holds trace headers).
+    let bus_bytes = (ni * nx * nt * 4) as u64;
 
     let mut notes = Vec::new();
     // The job first, exactly as `seisimage run` does it, so that the peak memory is the job's alone; the
@@ -140,21 +142,19 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         let rt = crate::gpu::probe().map_err(|e| Error::Backend(e.0))?;
         let info = rt.devices[prepared.job.config.compute.device].clone();
         device = Some(info.name.clone());
-        let gpu_floors = crate::gpu::floors::measure(info.clone(), input_bytes as usize)?;
+        let gpu_floors = crate::gpu::floors::measure(info.clone(), bus_bytes as usize)?;
         floors.h2d_pinned_gbps = Some(gpu_floors.h2d_pinned / GB);
         floors.h2d_pageable_gbps = Some(gpu_floors.h2d_pageable / GB);
         floors.d2h_pinned_gbps = Some(gpu_floors.d2h_pinned / GB);
         floors.d2d_gbps = Some(gpu_floors.d2d / GB);
-        let beside = decode_beside_upload(&prepared, info.clone())?;
+        let beside = decode_beside_upload(&prepared, info.clone(), bus_bytes as usize)?;
         floors.h2d_pinned_beside_decode_gbps = Some(beside.h2d_pinned / GB);
         floors.decode_beside_upload_seconds = Some(beside.host_seconds);
         let compute: f64 = ["time-fft", "spatial-fft", "migrate", "inverse-fft", "gather"]
             .iter()
             .filter_map(|s| stats.seconds(s))
             .sum();
-        // The bytes that must cross the bus: the volume's samples as float32 (the file also holds headers).
-        let volume_bytes = prepared.plan.input.n_values() as f64 * 4.0;
-        floor_seconds = Some(volume_bytes / gpu_floors.h2d_pinned + compute);
+        floor_seconds = Some(bus_bytes as f64 / gpu_floors.h2d_pinned + compute);
         naive_seconds = Some(naive_run(&prepared, info)?);
     }
 
@@ -165,7 +165,7 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     if prepared.plan.padded[0] != ni || prepared.plan.padded[1] != nx {
         notes.push("lateral padding was added; the k grid is larger than the volume".into());
     }
-    let stages = stage_rows(&prepared, stats, &floors, input_bytes);
+    let stages = stage_rows(&prepared, stats, &floors, input_bytes, bus_bytes);
     Ok(BenchReport {
         size: cfg.size,
         input_bytes,
@@ -194,14 +194,18 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
 /// The ingest's two halves side by side: the input decoded and windowed into a pinned staging ring as the
 /// GPU ingest does it, while pinned uploads of the volume's bytes run. Where the upload alone reaches the
 /// pinned floor, this shows how much of it is left while the host reads beside it.
-fn decode_beside_upload(p: &Prepared, device: crate::gpu::DeviceInfo) -> Result<crate::gpu::floors::Beside> {
+fn decode_beside_upload(
+    p: &Prepared,
+    device: crate::gpu::DeviceInfo,
+    bytes: usize,
+) -> Result<crate::gpu::floors::Beside> {
     let plan = &p.plan;
     let [_, nx, nt] = plan.input.shape();
     let conditioner = crate::window::TraceConditioner::new(&plan.window, plan.nonfinite);
     let mut decoded = Ok(());
     let beside = crate::gpu::floors::upload_beside(
         device,
-        plan.input.n_values() * 4,
+        bytes,
         crate::gpu::STAGING_RING,
         plan.ingest_inlines * nx * nt,
         &mut |ring| {
@@ -404,7 +408,13 @@ fn updates(p: &Prepared) -> f64 {
     p.plan.n_omega() as f64 * p.plan.nk() as f64 * p.plan.last_level() as f64
 }
 
-fn stage_rows(p: &Prepared, stats: &crate::stats::RunStats, floors: &Floors, input_bytes: u64) -> Vec<StageRow> {
+fn stage_rows(
+    p: &Prepared,
+    stats: &crate::stats::RunStats,
+    floors: &Floors,
+    input_bytes: u64,
+    bus_bytes: u64,
+) -> Vec<StageRow> {
     let plan = &p.plan;
     let (nw, nk) = (plan.n_omega() as u64, plan.nk() as u64);
     let [ni, nx, _] = plan.input.shape();
@@ -444,11 +454,9 @@ fn stage_rows(p: &Prepared, stats: &crate::stats::RunStats, floors: &Floors, inp
         });
     };
     push("read", "read, decode, window", input_bytes, Some(("plain file read".into(), floors.file_read_gbps)));
-    // What crosses the bus: the volume's samples as float32 (the file also holds headers).
-    let volume_bytes = plan.input.n_values() as u64 * 4;
-    push("h2d", "H2D", volume_bytes, floors.h2d_pinned_gbps.map(|f| ("pinned H2D".into(), f)));
+    push("h2d", "H2D", bus_bytes, floors.h2d_pinned_gbps.map(|f| ("pinned H2D".into(), f)));
     // The whole ingest (read, window, upload and t→ω, overlapped) against the bus alone.
-    push("ingest", "ingest (file → spectrum)", volume_bytes, floors.h2d_pinned_gbps.map(|f| ("pinned H2D".into(), f)));
+    push("ingest", "ingest (file → spectrum)", bus_bytes, floors.h2d_pinned_gbps.map(|f| ("pinned H2D".into(), f)));
     let d2d = floors.d2d_gbps.map(|f| ("device copy".to_string(), f));
     push("time-fft", "t→ω", device_bytes("time-fft"), d2d.clone());
     push("spatial-fft", "spatial FFT", device_bytes("spatial-fft"), d2d.clone());
