@@ -78,11 +78,11 @@ pub struct Beside {
     pub host_seconds: f64,
 }
 
-/// Queue pinned uploads of `bytes` (in pieces of the staging ring's size) and, while the bus carries them,
-/// run `host` on the CPU with a ring of `ring` pinned buffers of `values` floats of its own to fill. The two
-/// share the host's memory: the DMA reads it while the host reads the file and writes the buffers. This is
-/// the ingest without its dependencies (no chunk waits for another), so its times are what the machine
-/// allows the ingest's two halves when they run together.
+/// Queue pinned uploads of `bytes` (in pieces of the staging ring's size, read from a ring of `ring` pinned
+/// buffers) and, while the bus carries them, run `host` on the CPU with another ring of `ring` pinned
+/// buffers of `values` floats to fill. The two share the host's memory: the DMA reads it while the host
+/// reads the file and writes the buffers. This is the ingest without its dependencies (no chunk waits for
+/// another), so its times are what the machine allows the ingest's two halves when they run together.
 pub fn upload_beside(
     info: DeviceInfo,
     bytes: usize,
@@ -93,16 +93,27 @@ pub fn upload_beside(
     let gpu = Gpu::open(info)?;
     let stream = gpu.stream()?;
     let mut buffers = (0..ring.max(1)).map(|_| gpu.alloc_pinned::<f32>(values)).collect::<Result<Vec<_>>>()?;
-    let mut source = gpu.alloc_pinned::<f32>(values)?;
-    source.as_mut_slice_unsynced().fill(1.0);
+    // The uploads read a ring of their own, written with streaming stores as the ingest writes its staging,
+    // so that the DMA finds the bytes in memory, not in the CPU caches, as it does there. One source buffer
+    // written with ordinary stores stays partly cached and let the upload reach 0.90-0.95 × pinned beside
+    // the decode; read from a ring in memory it reaches 0.81-0.83 × (H200 host, 2026-11-21), which is what
+    // the ingest's own copies reach.
+    let mut sources = (0..ring.max(1)).map(|_| gpu.alloc_pinned::<f32>(values)).collect::<Result<Vec<_>>>()?;
+    let ones = vec![1.0f32; values.min(1 << 16)];
+    for source in &mut sources {
+        for part in source.as_mut_slice_unsynced().chunks_mut(ones.len()) {
+            crate::simd::stream_copy(&ones[..part.len()], part);
+        }
+    }
+    crate::simd::stream_fence();
     let dev = gpu.alloc::<f32>(values)?;
     let pieces = bytes.div_ceil(values * 4).max(1);
-    dev.upload_async(0, &source, values, &stream)?; // warm-up
+    dev.upload_async(0, &sources[0], values, &stream)?; // warm-up
     device::check("waiting for the device", stream.synchronize())?;
     let (a, b) = (gpu.timing_event()?, gpu.timing_event()?);
     device::check("recording", a.record(&stream))?;
-    for _ in 0..pieces {
-        dev.upload_async(0, &source, values, &stream)?;
+    for k in 0..pieces {
+        dev.upload_async(0, &sources[k % sources.len()], values, &stream)?;
     }
     device::check("recording", b.record(&stream))?;
     let t = Instant::now();
