@@ -264,6 +264,8 @@ pub struct ProductWriter<'a> {
 }
 
 /// Where one product stands: whichever of its files and its values comes second starts the writing.
+// One slot per product: the size of the larger variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 enum Slot {
     Waiting,
     Files(Result<OpenProduct>),

@@ -145,11 +145,14 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<(Box<dyn Engine + Se
     }
 }
 
+/// What the set-up thread hands back: the engine, the backend it runs on, and how long the set-up took.
+type StartedEngine = (Box<dyn Engine + Send>, BackendChoice, std::time::Duration);
+
 /// An engine being set up on a thread of its own: the CUDA start-up (driver, context, kernel compilation, a
 /// fraction of a second) then overlaps opening the input and planning the job, and once the job is planned
 /// ([`EngineStart::plan_ready`]) the engine makes its buffers for it before it is ready.
 pub struct EngineStart {
-    handle: std::thread::JoinHandle<Result<(Box<dyn Engine + Send>, BackendChoice, std::time::Duration)>>,
+    handle: std::thread::JoinHandle<Result<StartedEngine>>,
     plans: Option<std::sync::mpsc::SyncSender<(Plan, ImageRequest)>>,
 }
 

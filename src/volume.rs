@@ -332,6 +332,10 @@ impl std::fmt::Display for ValueBox {
     }
 }
 
+/// What [`VolumeReader::read_box_each`] calls on each trace as it is decoded: the trace's index in the box
+/// (`[il][xl]` order) and its samples, which it may change in place.
+pub type TraceHook<'a> = &'a (dyn Fn(usize, &mut [f32]) + Sync);
+
 /// How a reader writes the values it decodes into the caller's buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteMode {
@@ -361,13 +365,7 @@ pub trait VolumeReader: Send + Sync {
     /// counts the box's traces in `[il][xl]` order) while it is fresh; what `each` leaves in the trace is
     /// what `out` receives. Readers that decode trace by trace do both in one pass over memory; this default
     /// reads the box first. `mode` says how `out` is best written: readers may ignore it.
-    fn read_box_each(
-        &self,
-        b: &IndexBox,
-        out: &mut [f32],
-        each: &(dyn Fn(usize, &mut [f32]) + Sync),
-        mode: WriteMode,
-    ) -> Result<()> {
+    fn read_box_each(&self, b: &IndexBox, out: &mut [f32], each: TraceHook, mode: WriteMode) -> Result<()> {
         let _ = mode;
         use rayon::prelude::*;
         self.read_box(b, out)?;
@@ -608,6 +606,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::identity_op)] // the index is spelled out as (il · nx + xl) · nt + s
     fn cut_and_subset_agree() {
         let g = Geometry::regular(
             LineAxis::new(1, 1, 3),

@@ -424,6 +424,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::identity_op)] // the indices are spelled out as (il · nx + xl) · nt + s
     fn nonfinite_samples_are_zeroed_and_counted_or_refused_by_position() {
         use crate::volume::{Domain, Geometry, LineAxis, SampleAxis, Volume};
         let g = Geometry::regular(

@@ -64,7 +64,7 @@ fn a_compile_error_reports_the_nvrtc_log_with_file_and_line() {
         return;
     }
     let src = "#line 1 \"broken.cu\"\nextern \"C\" __global__ void k(float* x) {\n  x[0] = undefined_name;\n}\n";
-    let err = kernels::compile_source(src, "sm_90", false).err().expect("broken source must not compile").to_string();
+    let err = kernels::compile_source(src, "sm_90", false).expect_err("broken source must not compile").to_string();
     assert!(err.contains("NVRTC"), "{err}");
     assert!(err.contains("broken.cu") && err.contains("undefined_name"), "the log should point at the error: {err}");
 }

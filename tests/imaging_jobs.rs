@@ -110,10 +110,13 @@ fn requested_products_are_cuts_of_the_whole_image() {
     });
 }
 
+/// A product handed over: its index, the migration's progress at that moment (stage, done, total), its values.
+type Arrival = (usize, (String, u64, u64), Vec<f32>);
+
 /// Records each product the engine hands over, with how far the migration's progress was at that moment.
 struct Arrivals<'a> {
     progress: &'a Recorder,
-    got: Mutex<Vec<(usize, (String, u64, u64), Vec<f32>)>>,
+    got: Mutex<Vec<Arrival>>,
 }
 
 impl ProductSink for Arrivals<'_> {

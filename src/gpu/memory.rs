@@ -72,7 +72,7 @@ pub fn plan(
 ) -> Result<(Bands, Budget)> {
     let spectrum = per_frequency * n_w as u64;
     if whole.total() + spectrum <= available {
-        return Ok((Bands { ranges: vec![0..n_w] }, with_spectrum(whole, spectrum)));
+        return Ok((Bands { ranges: std::iter::once(0..n_w).collect() }, with_spectrum(whole, spectrum)));
     }
     let refuse = |extra: String| {
         Err(Error::Backend(format!(

@@ -140,6 +140,8 @@ pub struct WriteOptions {
 
 /// A volume being written a block of whole inlines at a time, in any container; nothing is visible under
 /// the final name until [`VolumeSink::finish`].
+// One sink per product file, made once: the size of the larger variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum VolumeSink {
     Segy(segy::SegyWriter),
     Hdf5(hdf5::Hdf5Writer),

@@ -527,7 +527,7 @@ mod tests {
                 let (i, j) = ((t / 200) as f64, (t % 200) as f64);
                 let xy = [605_000.0 + 20.01 * i - 9.37 * j, 6_070_000.0 + 9.37 * i + 20.01 * j]
                     .map(|c| (c * 100.0).round() / 100.0);
-                Record { iline: 1 + (t / 200) as i32, xline: 1 + (t % 200) as i32, offset: 0, xy, dead: false }
+                Record { iline: 1 + t / 200, xline: 1 + t % 200, offset: 0, xy, dead: false }
             })
             .collect();
         let fit_on = |threads| {

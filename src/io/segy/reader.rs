@@ -14,7 +14,7 @@ use super::trace_header::HeaderLocations;
 use super::SegyOptions;
 use crate::cancel;
 use crate::error::{Error, Result};
-use crate::volume::{Domain, Geometry, IndexBox, LineAxis, ValueBox, Volume, VolumeReader, WriteMode};
+use crate::volume::{Domain, Geometry, IndexBox, LineAxis, TraceHook, ValueBox, Volume, VolumeReader, WriteMode};
 
 /// Output bytes each parallel task decodes at most: large enough that scheduling costs nothing.
 const TASK_BYTES: usize = 1 << 18;
@@ -127,13 +127,7 @@ impl VolumeReader for SegyReader {
         self.decode_box(b, out, None, WriteMode::Cached)
     }
 
-    fn read_box_each(
-        &self,
-        b: &IndexBox,
-        out: &mut [f32],
-        each: &(dyn Fn(usize, &mut [f32]) + Sync),
-        mode: WriteMode,
-    ) -> Result<()> {
+    fn read_box_each(&self, b: &IndexBox, out: &mut [f32], each: TraceHook, mode: WriteMode) -> Result<()> {
         self.decode_box(b, out, Some(each), mode)
     }
 }
@@ -142,13 +136,7 @@ impl SegyReader {
     /// The decoding loop of [`VolumeReader::read_box`], handing each trace to `each` right after it is
     /// decoded, while it is still in cache. Under [`WriteMode::Streaming`] each trace is decoded and handed
     /// to `each` in a small buffer that stays in cache, then streamed to its place in `out`.
-    fn decode_box(
-        &self,
-        b: &IndexBox,
-        out: &mut [f32],
-        each: Option<&(dyn Fn(usize, &mut [f32]) + Sync)>,
-        mode: WriteMode,
-    ) -> Result<()> {
+    fn decode_box(&self, b: &IndexBox, out: &mut [f32], each: Option<TraceHook>, mode: WriteMode) -> Result<()> {
         let [n_il, n_xl, n_s] = self.grid.geometry.shape();
         if b.il.end > n_il || b.xl.end > n_xl || b.s.end > n_s || b.il.start > b.il.end || b.xl.start > b.xl.end {
             return Err(Error::Request(format!("read_box: box {b:?} is outside the {n_il} × {n_xl} × {n_s} volume")));
