@@ -92,13 +92,14 @@ pub fn upload_beside(
 ) -> Result<Beside> {
     let gpu = Gpu::open(info)?;
     let stream = gpu.stream()?;
-    let mut buffers = (0..ring.max(1)).map(|_| gpu.alloc_pinned::<f32>(values)).collect::<Result<Vec<_>>>()?;
+    let pinned_ring = || (0..ring.max(1)).map(|_| gpu.alloc_pinned::<f32>(values)).collect::<Result<Vec<_>>>();
+    let mut buffers = pinned_ring()?;
     // The uploads read a ring of their own, written with streaming stores as the ingest writes its staging,
     // so that the DMA finds the bytes in memory, not in the CPU caches, as it does there. One source buffer
     // written with ordinary stores stays partly cached and let the upload reach 0.90-0.95 × pinned beside
     // the decode; read from a ring in memory it reaches 0.81-0.83 × (H200 host, 2026-11-21), which is what
     // the ingest's own copies reach.
-    let mut sources = (0..ring.max(1)).map(|_| gpu.alloc_pinned::<f32>(values)).collect::<Result<Vec<_>>>()?;
+    let mut sources = pinned_ring()?;
     let ones = vec![1.0f32; values.min(1 << 16)];
     for source in &mut sources {
         for part in source.as_mut_slice_unsynced().chunks_mut(ones.len()) {
