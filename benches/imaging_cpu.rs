@@ -17,9 +17,10 @@
 
 use std::time::Instant;
 
-use seisimage::imaging::{CpuEngine, Engine, ImageRequest, ImagingParams, Method, Plan};
+use seisimage::cancel::CancelToken;
+use seisimage::context::RunContext;
+use seisimage::imaging::{CpuEngine, Engine, ImageRequest, ImagingParams, Method, Migration, Plan};
 use seisimage::progress::Silent;
-use seisimage::stats::RunStats;
 use seisimage::synth::{Event, Medium, Model, ModelSpec};
 use seisimage::volume::{Geometry, IndexBox};
 use seisimage::window::WindowParams;
@@ -106,11 +107,12 @@ fn main() {
         let mut base = None;
         for &n in &threads {
             let mut engine = CpuEngine::new(Some(n)).expect("thread pool");
-            let mut stats = RunStats::default();
+            let mut ctx = RunContext::new(&Silent, CancelToken::new());
+            let migration = Migration { input: &model, plan: &plan, velocity: &velocity, request: &request };
             let t = Instant::now();
-            engine.migrate(&model, &plan, &velocity, &request, &Silent, &mut stats).expect("migration");
+            engine.migrate(&migration, &mut ctx).expect("migration");
             let total = t.elapsed().as_secs_f64();
-            let migrate = stats.seconds("migrate").unwrap_or(0.0);
+            let migrate = ctx.stats.seconds("migrate").unwrap_or(0.0);
             let ingest = total - migrate;
             let rate = updates / total;
             let speedup = base.map_or(1.0, |b: f64| b / total);

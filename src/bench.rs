@@ -9,8 +9,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::cancel::CancelToken;
+use crate::context::RunContext;
 use crate::error::{Error, IoContext, Result};
-use crate::imaging::{Engine, ImageRequest, Method};
+use crate::imaging::{Engine, ImageRequest, Method, Migration};
 use crate::io::segy::{SegyReader, SegyWriteOptions, WriteFormat};
 use crate::io::{FileFormat, VolumeSink, WriteOptions};
 use crate::job::{Backend, Job};
@@ -123,7 +125,7 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     let engine = run::start_engine(&job, cfg.backend);
     let prepared = run::prepare(job)?;
     let prepare_seconds = t.elapsed().as_secs_f64();
-    let manifest = run::execute(&prepared, engine, progress)?;
+    let manifest = run::execute(&prepared, engine, &mut RunContext::new(progress, CancelToken::process().child()))?;
     // To the manifest on disk; the engine's release that may be waited for after it is reported apart.
     let end_to_end_seconds = manifest.completed.map_or_else(|| t.elapsed(), |c| c - t).as_secs_f64();
     let release_wait_seconds = t.elapsed().as_secs_f64() - end_to_end_seconds;
@@ -364,8 +366,9 @@ fn naive_run(p: &Prepared, device: crate::gpu::DeviceInfo) -> Result<f64> {
     )?;
     let t = Instant::now();
     let reader = crate::io::open(&p.job.config.input.path, &p.job.config.input.read)?;
-    let mut stats = crate::stats::RunStats::default();
-    let image = engine.migrate(reader.as_ref(), &plan, &p.velocity, &whole, &crate::progress::Silent, &mut stats)?;
+    let mut ctx = RunContext::new(&crate::progress::Silent, CancelToken::process().child());
+    let migration = Migration { input: reader.as_ref(), plan: &plan, velocity: &p.velocity, request: &whole };
+    let image = engine.migrate(&migration, &mut ctx)?;
     let volume =
         crate::volume::Volume { geometry: p.image.clone(), data: image.into_iter().next().unwrap_or_default() };
     let dir = p.job.config.output.dir.join("naive");
@@ -374,7 +377,7 @@ fn naive_run(p: &Prepared, device: crate::gpu::DeviceInfo) -> Result<f64> {
     for spec in &p.products {
         let cut = volume.cut(&spec.region);
         let render = &p.job.config.output.render;
-        written.push(crate::products::write_product(&dir, spec, &cut.data, &p.image, p.bin_size, render)?);
+        written.push(crate::products::write_product(&dir, spec, &cut.data, &p.image, p.bin_size, render, &ctx.cancel)?);
     }
     // Timed as the job's products are: files that an earlier run left are removed after the clock stops.
     let (_records, replaced) = crate::products::commit_products(written)?;
@@ -395,9 +398,9 @@ fn cpu_scaling(p: &Prepared, threads: &[usize], progress: &dyn Progress) -> Resu
     let mut out = Vec::new();
     for n in counts {
         let mut engine = crate::imaging::CpuEngine::new(Some(n))?;
-        let mut stats = crate::stats::RunStats::default();
-        engine.migrate(p.reader.as_ref(), &p.plan, &p.velocity, &p.request, progress, &mut stats)?;
-        let s = stats.seconds("migrate").unwrap_or(f64::NAN);
+        let mut ctx = RunContext::new(progress, CancelToken::process().child());
+        engine.migrate(&p.migration(), &mut ctx)?;
+        let s = ctx.stats.seconds("migrate").unwrap_or(f64::NAN);
         out.push((n, s, updates / s));
     }
     Ok(out)
@@ -574,7 +577,7 @@ impl BenchReport {
         }
         let _ =
             writeln!(s, "\nevery stage of the run (wall or device time, s): open + plan {:.3}", self.prepare_seconds);
-        for st in &self.all_stages.stages {
+        for st in self.all_stages.stages.iter() {
             let _ = writeln!(s, "  {:<20} {:>8.4}  {:>10.1} MB", st.name, st.seconds, st.bytes as f64 / 1e6);
         }
         for n in &self.notes {

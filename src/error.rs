@@ -58,9 +58,9 @@ pub enum Error {
     #[error("GPU: {0}")]
     Gpu(String),
 
-    /// The job was stopped by a signal (SIGINT / SIGTERM).
+    /// The work was asked to stop (SIGINT, SIGTERM, or its cancellation token).
     #[error("interrupted by {0}; stopped cleanly and removed its temporary files")]
-    Interrupted(&'static str),
+    Interrupted(crate::cancel::Stop),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -82,8 +82,8 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Config { .. } | Error::Request(_) => 2,
-            Error::Interrupted("SIGINT") => 130,
-            Error::Interrupted(_) => 143,
+            Error::Interrupted(crate::cancel::Stop::Sigint) => 130,
+            Error::Interrupted(crate::cancel::Stop::Sigterm) => 143,
             _ => 1,
         }
     }

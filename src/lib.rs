@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod cancel;
+pub mod context;
 pub mod error;
 pub mod gpu;
 pub mod imaging;

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use crate::cancel;
+use crate::cancel::CancelToken;
 use crate::error::{Error, Location, Result};
 use crate::imaging::{ImageRequest, ProductSink};
 use crate::io::output::{commit_together_replacing, FileDigest, Replaced, SealedOutput};
@@ -177,8 +177,9 @@ pub fn write_product(
     image: &Geometry,
     bin_size: [f64; 2],
     render_opts: &RenderOptions,
+    cancel: &CancelToken,
 ) -> Result<WrittenProduct> {
-    OpenProduct::create(dir, spec, image)?.write(data, bin_size, render_opts)
+    OpenProduct::create(dir, spec, image)?.write(data, bin_size, render_opts, cancel)
 }
 
 /// A product whose sub-volume files are created (headers and labels written, under temporary names) and
@@ -205,8 +206,14 @@ impl OpenProduct {
     }
 
     /// Draw the picture and fill the files with `data` (the product's values, `[il][xl][z]`), each left
-    /// under its temporary name, checksummed, for [`commit_products`].
-    pub fn write(self, data: &[f32], bin_size: [f64; 2], render_opts: &RenderOptions) -> Result<WrittenProduct> {
+    /// under its temporary name, checksummed, for [`commit_products`]. Stops between steps once `cancel` is.
+    pub fn write(
+        self,
+        data: &[f32],
+        bin_size: [f64; 2],
+        render_opts: &RenderOptions,
+        cancel: &CancelToken,
+    ) -> Result<WrittenProduct> {
         let OpenProduct { spec, dir, geometry: g, sinks } = self;
         if data.len() != g.n_values() {
             return Err(Error::Backend(format!(
@@ -218,7 +225,7 @@ impl OpenProduct {
         }
         let mut files = Vec::new();
         if spec.png {
-            cancel::check()?;
+            cancel.check()?;
             let path = dir.join(format!("{}.png", spec.stem));
             let slice = slice_of(&spec.kind, Volume { geometry: g.clone(), data: data.to_vec() }, bin_size)?;
             let mut opts = render_opts.clone();
@@ -230,18 +237,19 @@ impl OpenProduct {
             files.push((sidecar, "json"));
         }
         for (f, mut sink) in sinks {
-            let mut laps = crate::stats::Laps::start(format!("{} as {}", spec.stem, f.extension()));
+            let mut steps = crate::stats::Stages::default();
             let inline_values = g.xlines.len * g.samples.len;
             let block_inlines = (WRITE_BLOCK_VALUES / inline_values).max(1);
             for (i, block) in data.chunks(block_inlines * inline_values).enumerate() {
-                cancel::check()?;
+                cancel.check()?;
                 sink.write_inlines(i * block_inlines, g.shape(), block)?;
             }
-            laps.lap("values");
+            steps.lap("values");
             let closed = sink.close()?;
-            laps.lap("close");
+            steps.lap("close");
             files.push((closed.seal()?, f.extension()));
-            laps.lap("checksum");
+            steps.lap("checksum");
+            steps.log_trace(&format!("{} as {}", spec.stem, f.extension()));
         }
         Ok(WrittenProduct {
             kind: spec.kind,
@@ -260,6 +268,7 @@ pub struct ProductWriter<'a> {
     image: &'a Geometry,
     bin_size: [f64; 2],
     render: &'a RenderOptions,
+    cancel: CancelToken,
     slots: Vec<Mutex<Slot>>,
 }
 
@@ -292,9 +301,10 @@ impl<'a> ProductWriter<'a> {
         image: &'a Geometry,
         bin_size: [f64; 2],
         render: &'a RenderOptions,
+        cancel: CancelToken,
     ) -> Self {
         let slots = specs.iter().map(|_| Mutex::new(Slot::Waiting)).collect();
-        ProductWriter { dir, specs, image, bin_size, render, slots }
+        ProductWriter { dir, specs, image, bin_size, render, cancel, slots }
     }
 
     /// Run `migrate`, which hands the products to the sink it is given, writing them as they come, and wait
@@ -362,7 +372,7 @@ impl<'a> ProductWriter<'a> {
 
     fn write(&self, i: usize, files: Result<OpenProduct>, values: Vec<f32>, done: &Done) {
         let t = std::time::Instant::now();
-        let result = cancel::check().and_then(|()| files?.write(&values, self.bin_size, self.render));
+        let result = self.cancel.check().and_then(|()| files?.write(&values, self.bin_size, self.render, &self.cancel));
         tracing::debug!("product {} written in {:.3} s", self.specs[i].stem, t.elapsed().as_secs_f64());
         let _ = done.send((i, result));
     }

@@ -6,12 +6,14 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::cancel::CancelToken;
+use crate::context::RunContext;
 use crate::error::{Error, Result};
-use crate::imaging::{image_geometry, CpuEngine, Engine, ImageRequest, Plan};
+use crate::imaging::{image_geometry, BackendChoice, CpuEngine, Engine, ImageRequest, Migration, Plan};
 use crate::job::{Backend, Job};
 use crate::products::{self, ProductRecord, ProductSpec};
 use crate::progress::Progress;
-use crate::stats::RunStats;
+use crate::stats::{RunStats, Stages};
 use crate::velocity::VelocityModel;
 use crate::volume::{CoordTransform, Geometry, LineAxis, SampleAxis, VolumeReader};
 
@@ -81,6 +83,11 @@ pub fn prepare(job: Job) -> Result<Prepared> {
 }
 
 impl Prepared {
+    /// The migration this job asks of an engine.
+    pub fn migration(&self) -> Migration<'_> {
+        Migration { input: self.reader.as_ref(), plan: &self.plan, velocity: &self.velocity, request: &self.request }
+    }
+
     /// What `validate` prints: the input, the plan and the products.
     pub fn describe(&self) -> Vec<String> {
         let g = self.reader.geometry();
@@ -116,13 +123,6 @@ impl Prepared {
         }
         lines
     }
-}
-
-/// Which engine runs, and why.
-#[derive(Clone, Debug, Serialize)]
-pub struct BackendChoice {
-    pub kind: &'static str,
-    pub detail: String,
 }
 
 /// Pick the engine for `backend` (the job's, unless the command line overrides it).
@@ -231,14 +231,15 @@ impl EngineKey {
 ///   once; a job that fails while migrating takes its engine with it (it may be unusable);
 /// - each job after the first is opened and planned on a thread of its own while the one before it
 ///   migrates;
-/// - a job that fails is logged and the others still run; a stop request (SIGINT, SIGTERM) ends the
-///   batch with its error.
+/// - a job that fails is logged and the others still run; a stop of `cancel` (SIGINT, SIGTERM) ends the
+///   batch with its error. Each job runs under a child token of `cancel`.
 ///
 /// `done` is told of each finished job. Returns the jobs that failed, with their errors, in order.
 pub fn run_jobs(
     jobs: &[Job],
     backend: Option<Backend>,
     progress: &dyn Progress,
+    cancel: &CancelToken,
     done: &dyn Fn(&Manifest),
 ) -> Result<Vec<(PathBuf, Error)>> {
     for (i, a) in jobs.iter().enumerate() {
@@ -303,7 +304,8 @@ pub fn run_jobs(
                 ahead = Some(std::thread::spawn(move || prepare(next)));
             }
             migrated = true;
-            execute_on(&prepared, &mut slot, !last, clock, progress)
+            let mut ctx = RunContext::new(progress, cancel.child());
+            execute_on(&prepared, &mut slot, !last, clock, &mut ctx)
         })();
         match outcome {
             Ok(manifest) => {
@@ -399,11 +401,11 @@ impl InputRecord {
 
 /// Run a prepared job to its manifest, on the engine being set up, which is released as the products are
 /// written. See [`execute_on`].
-pub fn execute(p: &Prepared, mut engine: EngineStart, progress: &dyn Progress) -> Result<Manifest> {
+pub fn execute(p: &Prepared, mut engine: EngineStart, ctx: &mut RunContext) -> Result<Manifest> {
     let clock = (SystemTime::now(), Instant::now());
     engine.plan_ready(p);
     let mut slot = Some(engine.ready()?);
-    execute_on(p, &mut slot, false, clock, progress)
+    execute_on(p, &mut slot, false, clock, ctx)
 }
 
 /// Run a prepared job to its manifest on the engine in `slot`: kept there for another job when `keep`,
@@ -417,7 +419,7 @@ pub fn execute_on(
     slot: &mut Option<ReadyEngine>,
     keep: bool,
     (started, clock): (SystemTime, Instant),
-    progress: &dyn Progress,
+    ctx: &mut RunContext,
 ) -> Result<Manifest> {
     let ready = slot.as_mut().ok_or_else(|| Error::Backend("no compute engine to run the job on".into()))?;
     let out_dir = &p.job.config.output.dir;
@@ -430,21 +432,21 @@ pub fn execute_on(
 
     let choice = ready.choice.clone();
     tracing::info!("migrating with {} on {}: {}", p.plan.method.name(), choice.kind, choice.detail);
-    let mut stats = RunStats::default();
     if let Some((setup, wait)) = ready.setup.take() {
-        stats.add("engine-setup", setup, 0);
-        stats.add("engine-wait", wait, 0);
+        ctx.stats.add("engine-setup", setup, 0);
+        ctx.stats.add("engine-wait", wait, 0);
     }
     // The products are written as the engine hands them over; the engine is released (unless kept) as soon
     // as the migration is over: tearing down a GPU engine (its context, streams, modules and pinned
     // buffers) takes a noticeable fraction of a second, which the last products need not wait for.
     let out = &p.job.config.output;
-    let writer = products::ProductWriter::new(&out.dir, &p.products, &p.image, p.bin_size, &out.render);
+    let writer =
+        products::ProductWriter::new(&out.dir, &p.products, &p.image, p.bin_size, &out.render, ctx.cancel.clone());
+    let migration = p.migration();
+    let progress = ctx.progress;
     let written = writer.run(progress, |sink| {
         let migrated = match slot.as_mut() {
-            Some(r) => {
-                r.engine.migrate_into(p.reader.as_ref(), &p.plan, &p.velocity, &p.request, progress, &mut stats, sink)
-            }
+            Some(r) => r.engine.migrate_into(&migration, ctx, sink),
             None => Err(Error::Backend("no compute engine to run the job on".into())),
         };
         let release = (!keep).then(|| slot.take().map(|r| r.engine)).map(|engine| {
@@ -459,17 +461,18 @@ pub fn execute_on(
     });
     let (migrated, release) = written.migrated;
     let finished = migrated.and_then(|()| {
-        if stats.nonfinite_samples > 0 {
+        if ctx.stats.nonfinite_samples > 0 {
             tracing::warn!(
                 "{} NaN or infinite input samples were set to zero (input.nonfinite = \"refuse\" stops at the first)",
-                stats.nonfinite_samples
+                ctx.stats.nonfinite_samples
             );
         }
-        crate::cancel::check()?;
+        ctx.check()?;
         let (records, replaced) = products::commit_products(written.products?)?;
         let product_bytes: u64 = records.iter().flat_map(|r| r.files.iter()).map(|f| f.bytes).sum();
-        stats.add("write", written.after_migration, product_bytes);
-        let manifest = finish(p, records, product_bytes, stats, choice, started, clock);
+        ctx.stats.add("write", written.after_migration, product_bytes);
+        ctx.check()?;
+        let manifest = finish(p, records, product_bytes, std::mem::take(&mut ctx.stats), choice, started, clock);
         // An earlier run's files that the products replaced go only now, once the run is complete.
         drop(replaced);
         manifest
@@ -522,13 +525,13 @@ fn finish(
         products: records,
         completed: None,
     };
-    let mut laps = crate::stats::Laps::start("writing the manifest");
+    let mut steps = Stages::default();
     let json =
         serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Request(format!("cannot encode the manifest: {e}")))?;
-    laps.lap("encode");
-    crate::cancel::check()?;
+    steps.lap("encode");
     crate::io::output::write_atomic(p.job.config.output.dir.join(MANIFEST), &json)?;
-    laps.lap("write, flush and rename");
+    steps.lap("write, flush and rename");
+    steps.log_trace("writing the manifest");
     Ok(Manifest { completed: Some(Instant::now()), ..manifest })
 }
 

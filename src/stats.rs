@@ -12,10 +12,85 @@ pub struct StageStat {
     pub bytes: u64,
 }
 
+/// Named stages in the order first recorded, each with its time and bytes; a name recorded again adds up.
+/// The one record of where time goes: a run's stages for the manifest and the benchmark, and the steps of
+/// a piece of host work logged at trace level (`-vv`) with [`Stages::log_trace`].
+///
+/// The time of a stage is measured wherever its work runs: on the host clock ([`Stages::time`],
+/// [`Stages::lap`]) or, for device work, by the engine's own clock and given to [`Stages::add`].
+#[derive(Clone, Debug)]
+pub struct Stages {
+    list: Vec<StageStat>,
+    /// The end of the last lap (or the creation).
+    last: Instant,
+}
+
+impl Default for Stages {
+    fn default() -> Self {
+        Stages { list: Vec::new(), last: Instant::now() }
+    }
+}
+
+impl Serialize for Stages {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.list.serialize(s)
+    }
+}
+
+impl Stages {
+    /// Record a stage measured elsewhere. Repeated names accumulate.
+    pub fn add(&mut self, name: &str, elapsed: Duration, bytes: u64) {
+        if let Some(s) = self.list.iter_mut().find(|s| s.name == name) {
+            s.seconds += elapsed.as_secs_f64();
+            s.bytes += bytes;
+        } else {
+            self.list.push(StageStat { name: name.to_string(), seconds: elapsed.as_secs_f64(), bytes });
+        }
+    }
+
+    /// Run `f` as a stage timed by the host clock.
+    pub fn time<T>(&mut self, name: &str, bytes: u64, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        self.add(name, t.elapsed(), bytes);
+        self.last = Instant::now();
+        out
+    }
+
+    /// The stage that ends now: it began at the end of the previous lap (or when the record was made).
+    pub fn lap(&mut self, name: &str) {
+        let now = Instant::now();
+        self.add(name, now - self.last, 0);
+        self.last = now;
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &StageStat> {
+        self.list.iter()
+    }
+
+    pub fn seconds(&self, name: &str) -> Option<f64> {
+        self.list.iter().find(|s| s.name == name).map(|s| s.seconds)
+    }
+
+    pub fn bytes(&self, name: &str) -> Option<u64> {
+        self.list.iter().find(|s| s.name == name).map(|s| s.bytes)
+    }
+
+    /// Log the stages on one line at trace level, as the steps of `what`: where a product's writing time
+    /// goes, say, without a stage per step in the manifest.
+    pub fn log_trace(&self, what: &str) {
+        if tracing::enabled!(tracing::Level::TRACE) && !self.list.is_empty() {
+            let steps: Vec<String> =
+                self.list.iter().map(|s| format!("{} {:.1} ms", s.name, s.seconds * 1e3)).collect();
+            tracing::trace!("{what}: {}", steps.join(", "));
+        }
+    }
+}
+
 /// What a run did, stage by stage, and the bytes that crossed the PCIe bus each way.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RunStats {
-    pub stages: Vec<StageStat>,
+    pub stages: Stages,
     pub host_to_device_bytes: u64,
     pub device_to_host_bytes: u64,
     /// Input samples that were NaN or infinite and were set to zero before the transforms.
@@ -25,60 +100,21 @@ pub struct RunStats {
 }
 
 impl RunStats {
-    /// Record a stage measured elsewhere (for example with device events). Repeated names accumulate.
+    /// Record a stage measured elsewhere (see [`Stages::add`]).
     pub fn add(&mut self, name: &str, elapsed: Duration, bytes: u64) {
-        if let Some(s) = self.stages.iter_mut().find(|s| s.name == name) {
-            s.seconds += elapsed.as_secs_f64();
-            s.bytes += bytes;
-        } else {
-            self.stages.push(StageStat { name: name.to_string(), seconds: elapsed.as_secs_f64(), bytes });
-        }
+        self.stages.add(name, elapsed, bytes)
     }
 
-    /// Run `f` as a stage timed by the host clock.
+    /// Run `f` as a stage timed by the host clock (see [`Stages::time`]).
     pub fn time<T>(&mut self, name: &str, bytes: u64, f: impl FnOnce() -> T) -> T {
-        let t = Instant::now();
-        let out = f();
-        self.add(name, t.elapsed(), bytes);
-        out
+        self.stages.time(name, bytes, f)
     }
 
     pub fn seconds(&self, name: &str) -> Option<f64> {
-        self.stages.iter().find(|s| s.name == name).map(|s| s.seconds)
+        self.stages.seconds(name)
     }
 
     pub fn bytes(&self, name: &str) -> Option<u64> {
-        self.stages.iter().find(|s| s.name == name).map(|s| s.bytes)
-    }
-}
-
-/// The steps of one piece of host work, timed one after another and logged together at trace level
-/// (`-vv`): where a product's writing time goes, say, without a stage per step in the manifest.
-pub struct Laps {
-    what: String,
-    last: Instant,
-    steps: Vec<(&'static str, Duration)>,
-}
-
-impl Laps {
-    pub fn start(what: impl Into<String>) -> Self {
-        Laps { what: what.into(), last: Instant::now(), steps: Vec::new() }
-    }
-
-    /// The step that ends now.
-    pub fn lap(&mut self, step: &'static str) {
-        let now = Instant::now();
-        self.steps.push((step, now - self.last));
-        self.last = now;
-    }
-}
-
-impl Drop for Laps {
-    fn drop(&mut self) {
-        if tracing::enabled!(tracing::Level::TRACE) && !self.steps.is_empty() {
-            let steps: Vec<String> =
-                self.steps.iter().map(|(s, d)| format!("{s} {:.1} ms", d.as_secs_f64() * 1e3)).collect();
-            tracing::trace!("{}: {}", self.what, steps.join(", "));
-        }
+        self.stages.bytes(name)
     }
 }

@@ -481,7 +481,7 @@ impl AmplitudeStats {
         progress.begin("statistics", g.ilines.len as u64);
         let mut il = 0;
         while il < g.ilines.len {
-            crate::cancel::check()?;
+            crate::cancel::CancelToken::process().check()?;
             let n = block.min(g.ilines.len - il);
             let b = IndexBox { il: il..il + n, xl: 0..g.xlines.len, s: 0..g.samples.len };
             let out = &mut buf[..b.len()];

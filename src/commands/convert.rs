@@ -77,7 +77,7 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
     let mut buf = vec![0.0f32; block_il * n_xl * ns];
     let mut i = 0;
     while i < n_il {
-        seisimage::cancel::check()?;
+        seisimage::cancel::CancelToken::process().check()?;
         let n = block_il.min(n_il - i);
         let read = IndexBox { il: cut.il.start + i..cut.il.start + i + n, xl: cut.xl.clone(), s: cut.s.clone() };
         let data = &mut buf[..n * n_xl * ns];

@@ -24,7 +24,8 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
             out.join(MANIFEST).display()
         );
     };
-    let mut failed = run_jobs(&jobs, args.backend, progress.as_ref(), &done)?;
+    let mut failed =
+        run_jobs(&jobs, args.backend, progress.as_ref(), seisimage::cancel::CancelToken::process(), &done)?;
     if failed.is_empty() {
         return Ok(());
     }

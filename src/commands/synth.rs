@@ -116,7 +116,7 @@ fn write(
     progress.begin("synthesising", ni as u64);
     let mut il = 0;
     while il < ni {
-        seisimage::cancel::check()?;
+        seisimage::cancel::CancelToken::process().check()?;
         let n = block.min(ni - il);
         let data = &mut buf[..n * nx * ns];
         data.par_chunks_mut(ns).enumerate().for_each(|(t, trace)| model.trace(il + t / nx, t % nx, trace));

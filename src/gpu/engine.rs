@@ -15,12 +15,10 @@ use super::kernel_cache::{self, KernelCache};
 use super::kernels::{self, Kernels, ParamKind};
 use super::migrate::{Run, RunBuffers, RunShape, RING};
 use super::runtime::DeviceInfo;
+use crate::context::RunContext;
 use crate::error::{Error, Result};
-use crate::imaging::{Engine, ImageRequest, Plan, ProductSink};
-use crate::progress::Progress;
-use crate::stats::RunStats;
-use crate::velocity::VelocityModel;
-use crate::volume::VolumeReader;
+use crate::imaging::{Engine, ImageRequest, Migration, Plan, ProductSink};
+use crate::stats::Stages;
 
 /// A run may plan to use this fraction of the free device memory, less [`MEMORY_RESERVE`]: cuFFT's plans and
 /// the driver allocate beyond what the plan counts, and every allocation is rounded up to whole pages.
@@ -271,17 +269,9 @@ impl Engine for GpuEngine {
         }
     }
 
-    fn migrate_into(
-        &mut self,
-        src: &dyn VolumeReader,
-        plan: &Plan,
-        velocity: &VelocityModel,
-        request: &ImageRequest,
-        progress: &dyn Progress,
-        stats: &mut RunStats,
-        sink: &dyn ProductSink,
-    ) -> Result<()> {
-        plan.check(src.geometry(), request)?;
+    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
+        let Migration { input, plan, velocity, request } = *m;
+        plan.check(input.geometry(), request)?;
         // The engine may have been made on another thread: make its context current on this one.
         check("binding the CUDA context", self.gpu.ctx.bind_to_thread())?;
         let t = Instant::now();
@@ -299,20 +289,21 @@ impl Engine for GpuEngine {
             staging = (0..RING).map(|_| self.gpu.alloc_pinned::<f32>(chunk)).collect::<Result<_>>()?;
         }
         let run = Run::new(self, plan, request, buffers, sink)?;
-        stats.add("device-setup", t.elapsed(), 0);
-        let result = run.execute(src, velocity, progress, stats, &mut staging);
-        let mut laps = crate::stats::Laps::start("closing the run");
+        ctx.stats.add("device-setup", t.elapsed(), 0);
+        let result = run.execute(input, velocity, ctx, &mut staging);
+        let mut steps = Stages::default();
         // Whatever happened, nothing may still be running when the buffers go.
         let _ = self.compute.synchronize();
         let _ = self.copy_in.synchronize();
         let _ = self.copy_out.synchronize();
-        laps.lap("synchronise");
+        steps.lap("synchronise");
         // Freeing the run's device memory takes a few milliseconds that the products need not wait for: it
         // happens when the engine runs another shape, is released between jobs, or is dropped (on a thread
         // of its own after a job); a next run of this shape uses it.
         self.spare = Some(run.into_buffers());
         self.staging.put(staging);
-        laps.lap("keep the buffers");
+        steps.lap("keep the buffers");
+        steps.log_trace("closing the run");
         result
     }
 }

@@ -23,14 +23,14 @@ use super::device::{self, check, copy_2d, elapsed_ms, DeviceBuffer, PinnedBuffer
 use super::engine::{grid_1d, Arg, GpuEngine};
 use super::fft::{self, Layout};
 use super::memory::{self, Bands, Budget};
+use crate::context::RunContext;
 use crate::error::{Error, Result};
 use crate::imaging::plan::Segment;
 use crate::imaging::{formulas, Completion, ImageRequest, Method, Plan, ProductSink};
-use crate::progress::Progress;
-use crate::stats::RunStats;
+use crate::stats::{RunStats, Stages};
 use crate::velocity::VelocityModel;
 use crate::volume::{VolumeReader, WriteMode};
-use crate::{cancel, window};
+use crate::window;
 
 /// A complex float as the kernels see it (`cpx` in kernels/common.cuh).
 type Cpx = [f32; 2];
@@ -387,14 +387,13 @@ impl<'a> Run<'a> {
         &self,
         src: &dyn VolumeReader,
         velocity: &VelocityModel,
-        progress: &dyn Progress,
-        stats: &mut RunStats,
+        ctx: &mut RunContext,
         staging: &mut [PinnedBuffer<f32>],
     ) -> Result<()> {
         let e = self.e;
         let t = Instant::now();
         let count = self.buffers.bands.ranges.len();
-        stats.frequency_bands = count;
+        ctx.stats.frequency_bands = count;
         for (b, band) in self.buffers.bands.ranges.iter().enumerate() {
             if count > 1 {
                 tracing::info!("frequency band {} of {count}: {} frequencies", b + 1, band.len());
@@ -404,9 +403,9 @@ impl<'a> Run<'a> {
             // after this one's transforms have filled it).
             self.buffers.spectrum.zero_async(&e.compute)?;
             if e.naive {
-                self.ingest_naive(src, progress, stats)?;
+                self.ingest_naive(src, ctx)?;
             } else {
-                self.ingest(src, band, progress, stats, staging)?;
+                self.ingest(src, band, ctx, staging)?;
                 let mut host = self.handover.host.borrow_mut();
                 if matches!(*host, HostMemory::NotYet) {
                     // The products' host memory is made ready while the device migrates (see
@@ -417,27 +416,28 @@ impl<'a> Run<'a> {
             }
             self.timed("spatial-fft", || self.fft_planes(self.buffers.spectrum.ptr(), band.len(), true))?;
             match self.plan.method {
-                Method::PhaseShift => self.phase_shift(band, progress)?,
-                Method::Stolt => self.stolt(progress)?,
-                Method::SplitStep => self.split_step(band, velocity, progress, stats)?,
+                Method::PhaseShift => self.phase_shift(band, ctx)?,
+                Method::Stolt => self.stolt(ctx)?,
+                Method::SplitStep => self.split_step(band, velocity, ctx)?,
             }
         }
         if self.plan.method == Method::PhaseShift && self.buffers.bands.banded() {
             self.image_all_levels()?;
         }
         e.sync(&e.compute)?;
-        stats.add("ingest+compute", t.elapsed(), 0);
-        let mut laps = crate::stats::Laps::start("after the migration");
-        self.collect_timers(stats)?;
-        laps.lap("timers");
+        ctx.stats.add("ingest+compute", t.elapsed(), 0);
+        let mut steps = Stages::default();
+        self.collect_timers(&mut ctx.stats)?;
+        steps.lap("timers");
         if e.naive {
-            for (i, image) in self.download_naive(stats)?.into_iter().enumerate() {
+            for (i, image) in self.download_naive(&mut ctx.stats)?.into_iter().enumerate() {
                 self.handover.sink.complete(i, image);
             }
         } else {
-            self.hand_over_the_rest(stats)?;
+            self.hand_over_the_rest(&mut ctx.stats)?;
         }
-        laps.lap("download");
+        steps.lap("download");
+        steps.log_trace("after the migration");
         Ok(())
     }
 
@@ -447,8 +447,7 @@ impl<'a> Run<'a> {
         &self,
         src: &dyn VolumeReader,
         band: &Range<usize>,
-        progress: &dyn Progress,
-        stats: &mut RunStats,
+        ctx: &mut RunContext,
         staging: &mut [PinnedBuffer<f32>],
     ) -> Result<()> {
         let e = self.e;
@@ -463,9 +462,9 @@ impl<'a> Run<'a> {
         let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
         let (mut read_s, mut bytes) = (0.0, 0u64);
         let wall = Instant::now();
-        progress.begin("read and upload", ni as u64);
+        ctx.progress.begin("read and upload", ni as u64);
         for (c, il) in chunks.iter().cloned().enumerate() {
-            cancel::check()?;
+            ctx.check()?;
             let slot = c % RING;
             let il0 = il.start;
             let traces = il.len() * nx;
@@ -504,26 +503,26 @@ impl<'a> Run<'a> {
             self.band_transpose(slot, traces, il0, band)?;
             e.record(f1, &e.compute)?;
             e.record(&transformed[slot], &e.compute)?;
-            progress.advance(il.len() as u64);
+            ctx.progress.advance(il.len() as u64);
         }
         e.sync(&e.compute)?;
-        progress.finish();
+        ctx.progress.finish();
         let (mut h2d_ms, mut fft_ms) = (0.0, 0.0);
         for [c0, c1, f0, f1] in &timers {
             h2d_ms += elapsed_ms(c0, c1)?;
             fft_ms += elapsed_ms(f0, f1)?;
         }
-        stats.add("read", secs(read_s), bytes);
-        stats.nonfinite_samples += conditioner.check(src)?;
-        stats.add("h2d", ms(h2d_ms), bytes);
-        stats.add("time-fft", ms(fft_ms), 0);
-        stats.add("ingest", wall.elapsed(), bytes);
-        stats.host_to_device_bytes += bytes;
+        ctx.stats.add("read", secs(read_s), bytes);
+        ctx.stats.nonfinite_samples += conditioner.check(src)?;
+        ctx.stats.add("h2d", ms(h2d_ms), bytes);
+        ctx.stats.add("time-fft", ms(fft_ms), 0);
+        ctx.stats.add("ingest", wall.elapsed(), bytes);
+        ctx.stats.host_to_device_bytes += bytes;
         Ok(())
     }
 
     /// The naive ingest: read everything, window everything, one pageable upload, then transform.
-    fn ingest_naive(&self, src: &dyn VolumeReader, progress: &dyn Progress, stats: &mut RunStats) -> Result<()> {
+    fn ingest_naive(&self, src: &dyn VolumeReader, ctx: &mut RunContext) -> Result<()> {
         let e = self.e;
         let plan = self.plan;
         let [ni, nx, nt] = plan.input.shape();
@@ -533,17 +532,17 @@ impl<'a> Run<'a> {
         let mut host = vec![0.0f32; ni * nx * nt];
         let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
         window::read_conditioned(src, 0..ni, &mut host, &conditioner, WriteMode::Cached)?;
-        stats.nonfinite_samples += conditioner.check(src)?;
-        stats.add("read", t.elapsed(), (host.len() * 4) as u64);
+        ctx.stats.nonfinite_samples += conditioner.check(src)?;
+        ctx.stats.add("read", t.elapsed(), (host.len() * 4) as u64);
         let raw = e.gpu.alloc::<f32>(host.len())?;
         let t = Instant::now();
         device::upload_pageable(&raw, &host)?;
         let bytes = (host.len() * 4) as u64;
-        stats.add("h2d", t.elapsed(), bytes);
-        stats.host_to_device_bytes += bytes;
+        ctx.stats.add("h2d", t.elapsed(), bytes);
+        ctx.stats.host_to_device_bytes += bytes;
         drop(host);
         let band = 0..plan.n_omega();
-        progress.begin("transform", ni as u64);
+        ctx.progress.begin("transform", ni as u64);
         for il0 in (0..ni).step_by(plan.ingest_inlines) {
             let il = il0..(il0 + plan.ingest_inlines).min(ni);
             let traces = il.len() * nx;
@@ -557,11 +556,11 @@ impl<'a> Run<'a> {
                 unsafe { self.buffers.ffts.r2c.exec(self.buffers.landing[0].ptr(), self.buffers.half[0].ptr(), true)? };
                 self.band_transpose(0, traces, il0, &band)
             })?;
-            progress.advance(il.len() as u64);
+            ctx.progress.advance(il.len() as u64);
         }
         e.sync(&e.compute)?;
-        progress.finish();
-        stats.add("ingest", wall.elapsed(), bytes);
+        ctx.progress.finish();
+        ctx.stats.add("ingest", wall.elapsed(), bytes);
         Ok(())
     }
 
@@ -706,17 +705,17 @@ impl<'a> Run<'a> {
 
     /// Phase shift of one band. Whole: each launch's k-domain images are imaged right away. Banded: every
     /// level's k-domain image collects the bands; [`Run::image_all_levels`] images them after the last.
-    fn phase_shift(&self, band: &Range<usize>, progress: &dyn Progress) -> Result<()> {
+    fn phase_shift(&self, band: &Range<usize>, ctx: &RunContext) -> Result<()> {
         let e = self.e;
         let plan = self.plan;
         let banded = self.buffers.bands.banded();
         let (max, rolloff) = dip_args(plan);
         // The imaging weights (1 or 2: exact) go into the field once, so the kernel's imaging is a plain sum.
         self.timed("migrate", || self.scale_spectrum(self.weight_cpx.ptr_at(band.start), band.len()))?;
-        progress.begin("phase shift", plan.levels.len() as u64);
+        ctx.progress.begin("phase shift", plan.levels.len() as u64);
         let mut first_slot = 0;
         for launch in phase_shift_launches(plan) {
-            cancel::check()?;
+            ctx.check()?;
             let segs = DeviceBuffer::from_slice(&e.gpu, &launch.segments)?;
             let slot_velocity = DeviceBuffer::from_slice(&e.gpu, &launch.slot_velocity)?;
             let n_slots = launch.slot_levels.len();
@@ -764,9 +763,9 @@ impl<'a> Run<'a> {
                 e.sync(&e.compute)?;
             }
             first_slot += n_slots;
-            progress.advance(n_slots as u64);
+            ctx.progress.advance(n_slots as u64);
         }
-        progress.finish();
+        ctx.progress.finish();
         Ok(())
     }
 
@@ -780,13 +779,13 @@ impl<'a> Run<'a> {
         self.e.sync(&self.e.compute)
     }
 
-    fn stolt(&self, progress: &dyn Progress) -> Result<()> {
+    fn stolt(&self, ctx: &RunContext) -> Result<()> {
         let e = self.e;
         let plan = self.plan;
         let nw = plan.n_omega();
         let grid = plan.stolt.as_ref().expect("checked in Run::new");
         let (max, rolloff) = dip_args(plan);
-        progress.begin("stolt", plan.levels.len() as u64);
+        ctx.progress.begin("stolt", plan.levels.len() as u64);
         // Centre the record on t = 0 (see src/imaging/stolt.rs): every plane times exp(+iω t_c).
         let centring: Vec<Cpx> = (0..nw)
             .map(|iw| {
@@ -835,19 +834,13 @@ impl<'a> Run<'a> {
         let ids = DeviceBuffer::from_slice(&e.gpu, &ids)?;
         self.timed("gather", || self.gather(self.buffers.planes.ptr(), &ids, &levels, plan.image_scale()))?;
         e.sync(&e.compute)?;
-        progress.advance(plan.levels.len() as u64);
-        progress.finish();
+        ctx.progress.advance(plan.levels.len() as u64);
+        ctx.progress.finish();
         Ok(())
     }
 
     /// Split-step of one band: every requested pixel adds the band's share of its image.
-    fn split_step(
-        &self,
-        band: &Range<usize>,
-        velocity: &VelocityModel,
-        progress: &dyn Progress,
-        stats: &mut RunStats,
-    ) -> Result<()> {
+    fn split_step(&self, band: &Range<usize>, velocity: &VelocityModel, ctx: &mut RunContext) -> Result<()> {
         let e = self.e;
         let plan = self.plan;
         let (nw, nk) = (band.len(), self.nk);
@@ -907,10 +900,10 @@ impl<'a> Run<'a> {
         };
         image_level(0, 0, &mut level_ids)?;
 
-        progress.begin("split-step", plan.step_velocity.len() as u64);
+        ctx.progress.begin("split-step", plan.step_velocity.len() as u64);
         let mut lens_bytes = 0u64;
         for (j, &v_ref) in plan.step_velocity.iter().enumerate() {
-            cancel::check()?;
+            ctx.check()?;
             self.hand_over_copied(false)?;
             let mut lens_ptr = 0;
             if lateral {
@@ -958,13 +951,13 @@ impl<'a> Run<'a> {
             if lateral {
                 e.record(&lens_used[j % 2], &e.compute)?;
             }
-            progress.advance(1);
+            ctx.progress.advance(1);
         }
         e.sync(&e.compute)?;
-        progress.finish();
-        stats.host_to_device_bytes += lens_bytes;
+        ctx.progress.finish();
+        ctx.stats.host_to_device_bytes += lens_bytes;
         if lens_bytes > 0 {
-            stats.add("h2d-velocity", Duration::ZERO, lens_bytes);
+            ctx.stats.add("h2d-velocity", Duration::ZERO, lens_bytes);
         }
         Ok(())
     }

@@ -16,9 +16,8 @@ pub use migrate::RING as STAGING_RING;
 pub use runtime::{probe, DeviceInfo, GpuRuntime, Unavailable};
 
 use crate::error::{Error, Result};
-use crate::imaging::Engine;
+use crate::imaging::{BackendChoice, Engine};
 use crate::job::ComputeConfig;
-use crate::run::BackendChoice;
 
 /// The CUDA engine for `compute`, or why there is none.
 pub fn engine_for(compute: &ComputeConfig) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {

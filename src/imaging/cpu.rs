@@ -4,14 +4,10 @@
 use std::time::Instant;
 
 use super::image::ImageAssembly;
-use super::request::ImageRequest;
 use super::spectrum::{ingest, Fft2};
-use super::{phase_shift, split_step, stolt, Engine, Method, Plan, ProductSink};
+use super::{phase_shift, split_step, stolt, Engine, Method, Migration, ProductSink};
+use crate::context::RunContext;
 use crate::error::{Error, Result};
-use crate::progress::Progress;
-use crate::stats::RunStats;
-use crate::velocity::VelocityModel;
-use crate::volume::VolumeReader;
 
 pub struct CpuEngine {
     pool: rayon::ThreadPool,
@@ -38,29 +34,21 @@ impl Engine for CpuEngine {
         "cpu"
     }
 
-    fn migrate_into(
-        &mut self,
-        src: &dyn VolumeReader,
-        plan: &Plan,
-        velocity: &VelocityModel,
-        request: &ImageRequest,
-        progress: &dyn Progress,
-        stats: &mut RunStats,
-        sink: &dyn ProductSink,
-    ) -> Result<()> {
-        plan.check(src.geometry(), request)?;
+    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
+        let Migration { input, plan, velocity, request } = *m;
+        plan.check(input.geometry(), request)?;
         self.pool.install(|| {
-            stats.frequency_bands = 1;
-            let mut spectrum = ingest(src, plan, progress, stats)?;
+            ctx.stats.frequency_bands = 1;
+            let mut spectrum = ingest(input, plan, ctx)?;
             let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
             let mut asm = ImageAssembly::new(request, plan, sink);
             let t = Instant::now();
             match plan.method {
-                Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, progress)?,
-                Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, progress)?,
-                Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, progress)?,
+                Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, ctx)?,
+                Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, ctx)?,
+                Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, ctx)?,
             }
-            stats.add("migrate", t.elapsed(), (request.n_values() * 4) as u64);
+            ctx.stats.add("migrate", t.elapsed(), (request.n_values() * 4) as u64);
             asm.finish()
         })
     }
@@ -78,7 +66,9 @@ mod tests {
     use crate::imaging::naive::{dft2, random};
     use crate::imaging::spectrum::Spectrum;
     use crate::imaging::{image_geometry, ImagingParams};
+    use crate::imaging::{ImageRequest, Plan};
     use crate::progress::Silent;
+    use crate::velocity::VelocityModel;
     use crate::velocity::{Interpolation, VelocityTable};
     use crate::volume::{Domain, Geometry, LineAxis, SampleAxis};
     use crate::window::{LateralPad, WindowParams};
@@ -114,10 +104,11 @@ mod tests {
         let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
         let collected = crate::imaging::Collected::new(request);
         let mut asm = ImageAssembly::new(request, plan, &collected);
+        let ctx = RunContext::new(&Silent, Default::default());
         match plan.method {
-            Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, &Silent).unwrap(),
-            Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, &Silent).unwrap(),
-            Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, &Silent).unwrap(),
+            Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, &ctx).unwrap(),
+            Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, &ctx).unwrap(),
+            Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, &ctx).unwrap(),
         }
         asm.finish().unwrap();
         collected.into_images().unwrap().remove(0)

@@ -29,9 +29,8 @@ pub mod stolt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::context::RunContext;
 use crate::error::Result;
-use crate::progress::Progress;
-use crate::stats::RunStats;
 use crate::velocity::VelocityModel;
 use crate::volume::VolumeReader;
 
@@ -117,37 +116,36 @@ impl Default for ImagingParams {
     }
 }
 
+/// One migration, as an engine receives it: the input, its plan, the velocity and the boxes to image.
+#[derive(Clone, Copy)]
+pub struct Migration<'a> {
+    pub input: &'a dyn VolumeReader,
+    pub plan: &'a Plan,
+    pub velocity: &'a VelocityModel,
+    pub request: &'a ImageRequest,
+}
+
+/// Which engine runs, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct BackendChoice {
+    pub kind: &'static str,
+    pub detail: String,
+}
+
 /// A compute backend that migrates a planned job.
 pub trait Engine {
     fn name(&self) -> &str;
 
-    /// Migrate `src`, handing each request box to `sink` as soon as its last level is imaged (see
+    /// Migrate, handing each request box to `sink` as soon as its last level is imaged (see
     /// [`ProductSink`]): in `[il][xl][z]` order (depth contiguous), on the plan's image grid. Every box is
-    /// handed over once when the migration succeeds; after an error, some may not be.
-    #[allow(clippy::too_many_arguments)]
-    fn migrate_into(
-        &mut self,
-        src: &dyn VolumeReader,
-        plan: &Plan,
-        velocity: &VelocityModel,
-        request: &ImageRequest,
-        progress: &dyn Progress,
-        stats: &mut RunStats,
-        sink: &dyn ProductSink,
-    ) -> Result<()>;
+    /// handed over once when the migration succeeds; after an error, some may not be. The stages go into
+    /// `ctx.stats`; the migration stops at its next step once `ctx.cancel` is stopped.
+    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()>;
 
-    /// Migrate `src` and return one buffer per request box, in the request's order.
-    fn migrate(
-        &mut self,
-        src: &dyn VolumeReader,
-        plan: &Plan,
-        velocity: &VelocityModel,
-        request: &ImageRequest,
-        progress: &dyn Progress,
-        stats: &mut RunStats,
-    ) -> Result<Vec<Vec<f32>>> {
-        let collected = Collected::new(request);
-        self.migrate_into(src, plan, velocity, request, progress, stats, &collected)?;
+    /// Migrate and return one buffer per request box, in the request's order.
+    fn migrate(&mut self, m: &Migration, ctx: &mut RunContext) -> Result<Vec<Vec<f32>>> {
+        let collected = Collected::new(m.request);
+        self.migrate_into(m, ctx, &collected)?;
         collected.into_images()
     }
 

@@ -21,9 +21,8 @@ use super::image::{image_block, ImageAssembly, KImages, K_CHUNK};
 use super::plan::{Level, Segment};
 use super::spectrum::{Fft2, Spectrum};
 use super::Plan;
-use crate::cancel;
+use crate::context::RunContext;
 use crate::error::Result;
-use crate::progress::Progress;
 
 /// Per-task buffers: the field and the current stretch's factors of one chunk, in `f64`.
 #[derive(Default)]
@@ -95,13 +94,13 @@ pub fn migrate(
     plan: &Plan,
     fft2: &Fft2,
     asm: &mut ImageAssembly<'_>,
-    progress: &dyn Progress,
+    ctx: &RunContext,
 ) -> Result<()> {
     let nk = plan.nk();
     let k2 = plan.k_squared();
-    progress.begin("phase shift", plan.levels.len() as u64);
+    ctx.progress.begin("phase shift", plan.levels.len() as u64);
     for (b, block) in plan.blocks.iter().enumerate() {
-        cancel::check()?;
+        ctx.check()?;
         let segments = plan.segments(b);
         let levels = &plan.levels[block.clone()];
         let mut kimg = KImages::new(levels.len(), nk);
@@ -116,7 +115,7 @@ pub fn migrate(
         columns.into_par_iter().zip(kimg.chunks_mut()).try_for_each_init(
             ChunkWork::default,
             |work, (planes, (k0, acc))| {
-                cancel::check()?;
+                ctx.check()?;
                 for (iw, part) in planes.into_iter().enumerate() {
                     let k2 = &k2[k0..k0 + part.len()];
                     let (omega, weight) = (plan.omega(iw), plan.weight(iw));
@@ -128,9 +127,9 @@ pub fn migrate(
 
         let indices: Vec<usize> = levels.iter().map(|l| l.index).collect();
         image_block(&kimg, &indices, plan, fft2, asm);
-        progress.advance(levels.len() as u64);
+        ctx.progress.advance(levels.len() as u64);
     }
-    progress.finish();
+    ctx.progress.finish();
     Ok(())
 }
 

@@ -19,10 +19,8 @@ use rustfft::{Fft, FftPlanner};
 
 use super::formulas::angular_frequency;
 use super::Plan;
-use crate::cancel;
+use crate::context::RunContext;
 use crate::error::Result;
-use crate::progress::Progress;
-use crate::stats::RunStats;
 use crate::volume::{VolumeReader, WriteMode};
 use crate::window;
 
@@ -154,7 +152,7 @@ pub fn transpose<T: Copy>(src: &[T], dst: &mut [T], rows: usize, cols: usize) {
 }
 
 /// Read `src` chunk by chunk, window it and transform it into the ω-major spectrum of `plan`.
-pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stats: &mut RunStats) -> Result<Spectrum> {
+pub fn ingest(src: &dyn VolumeReader, plan: &Plan, ctx: &mut RunContext) -> Result<Spectrum> {
     let [ni, nx, nt] = plan.input.shape();
     let (nw, nk, nx_pad) = (plan.n_omega(), plan.nk(), plan.padded[1]);
     let mut spectrum = Spectrum { data: vec![Complex32::default(); nw * nk], nk };
@@ -163,16 +161,16 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stat
     let mut bands = vec![Complex32::default(); plan.ingest_inlines * nx * nw];
 
     let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
-    progress.begin("read and transform in time", ni as u64);
+    ctx.progress.begin("read and transform in time", ni as u64);
     for il0 in (0..ni).step_by(plan.ingest_inlines) {
-        cancel::check()?;
+        ctx.check()?;
         let il = il0..(il0 + plan.ingest_inlines).min(ni);
         let traces = il.len() * nx;
         let data = &mut chunk[..traces * nt];
         let t = Instant::now();
         window::read_conditioned(src, il.clone(), data, &conditioner, WriteMode::Cached)?;
         conditioner.check(src)?;
-        stats.add("read", t.elapsed(), (data.len() * 4) as u64);
+        ctx.stats.add("read", t.elapsed(), (data.len() * 4) as u64);
 
         let t = Instant::now();
         let band = &mut bands[..traces * nw];
@@ -185,16 +183,16 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, progress: &dyn Progress, stat
                 plane[(il0 + t / nx) * nx_pad + t % nx] = row[iw];
             }
         });
-        stats.add("time-fft", t.elapsed(), 0);
-        progress.advance(il.len() as u64);
+        ctx.stats.add("time-fft", t.elapsed(), 0);
+        ctx.progress.advance(il.len() as u64);
     }
-    progress.finish();
-    stats.nonfinite_samples += conditioner.check(src)?;
+    ctx.progress.finish();
+    ctx.stats.nonfinite_samples += conditioner.check(src)?;
 
     let t = Instant::now();
     let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
     spectrum.planes_mut().for_each_init(|| fft2.scratch(), |s, plane| fft2.forward(plane, s));
-    stats.add("spatial-fft", t.elapsed(), 0);
+    ctx.stats.add("spatial-fft", t.elapsed(), 0);
     Ok(spectrum)
 }
 
@@ -264,8 +262,8 @@ mod tests {
         for origin_ms in [0.0, 40.0] {
             let (plan, v) = small_plan(origin_ms);
             assert_eq!(plan.padded, [6, 4, 24]);
-            let mut stats = RunStats::default();
-            let s = ingest(&v, &plan, &Silent, &mut stats).unwrap();
+            let mut ctx = RunContext::new(&Silent, Default::default());
+            let s = ingest(&v, &plan, &mut ctx).unwrap();
             let [pi, px, pt] = plan.padded;
             for iw in 0..plan.n_omega() {
                 let bin = plan.band.first + iw;
@@ -284,7 +282,7 @@ mod tests {
                 }
                 close(&s.data[iw * s.nk..(iw + 1) * s.nk], &dft2(&plane, pi, px, -1.0), 1e-5);
             }
-            assert!(stats.seconds("read").is_some() && stats.seconds("spatial-fft").is_some());
+            assert!(ctx.stats.seconds("read").is_some() && ctx.stats.seconds("spatial-fft").is_some());
         }
     }
 

@@ -19,9 +19,8 @@ use super::formulas::{dip_weight, phase_factor, thin_lens};
 use super::image::ImageAssembly;
 use super::spectrum::{Fft2, Fft2Scratch, Spectrum};
 use super::Plan;
-use crate::cancel;
+use crate::context::RunContext;
 use crate::error::Result;
-use crate::progress::Progress;
 use crate::velocity::VelocityModel;
 
 /// Continue one frequency plane (in space at the top of the step) down one step and return it to space:
@@ -90,7 +89,7 @@ pub fn migrate(
     velocity: &VelocityModel,
     fft2: &Fft2,
     asm: &mut ImageAssembly<'_>,
-    progress: &dyn Progress,
+    ctx: &RunContext,
 ) -> Result<()> {
     let nk = plan.nk();
     let k2 = plan.k_squared();
@@ -118,9 +117,9 @@ pub fn migrate(
 
     let mut slowness = vec![0.0f32; if plan.lateral_velocity { ni * nx } else { 0 }];
     let mut lens = vec![0.0f32; if plan.lateral_velocity { nk } else { 0 }];
-    progress.begin("split-step", plan.last_level() as u64);
+    ctx.progress.begin("split-step", plan.last_level() as u64);
     for (j, &v_ref) in plan.step_velocity.iter().enumerate() {
-        cancel::check()?;
+        ctx.check()?;
         if plan.lateral_velocity {
             velocity.slowness_slice((j as f64 + 0.5) * dz, &mut slowness);
             let s0 = 2.0 / v_ref;
@@ -135,9 +134,9 @@ pub fn migrate(
             |s, (iw, plane)| step_plane(plane, plan.omega(iw), &k2, v_ref, dz, plan.dip_limit, &lens, fft2, s),
         );
         store(j + 1, spectrum);
-        progress.advance(1);
+        ctx.progress.advance(1);
     }
-    progress.finish();
+    ctx.progress.finish();
     Ok(())
 }
 

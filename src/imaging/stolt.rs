@@ -23,9 +23,8 @@ use super::image::{image_block, ImageAssembly, KImages};
 use super::plan::StoltGrid;
 use super::spectrum::{Fft2, Spectrum};
 use super::Plan;
-use crate::cancel;
+use crate::context::RunContext;
 use crate::error::Result;
-use crate::progress::Progress;
 
 /// Interpolation reaches this many samples past the band's last or before its first bin.
 const REACH: f64 = 4.0;
@@ -86,7 +85,7 @@ pub fn migrate(
     plan: &Plan,
     fft2: &Fft2,
     asm: &mut ImageAssembly<'_>,
-    progress: &dyn Progress,
+    ctx: &RunContext,
 ) -> Result<()> {
     let grid = plan.stolt.as_ref().expect("a Stolt plan has a kz grid");
     let (nk, nw) = (plan.nk(), plan.n_omega());
@@ -96,9 +95,9 @@ pub fn migrate(
         (0..nw).map(|iw| Complex64::from_polar(1.0, plan.omega(iw) * grid.time_centre)).collect();
     let ifft = FftPlanner::<f64>::new().plan_fft_inverse(grid.nz_fft);
 
-    progress.begin("stolt", plan.levels.len() as u64);
+    ctx.progress.begin("stolt", plan.levels.len() as u64);
     for block in &plan.blocks {
-        cancel::check()?;
+        ctx.check()?;
         let levels: Vec<usize> = plan.levels[block.clone()].iter().map(|l| l.index).collect();
         let nb = levels.len();
         let mut kimg = KImages::new(nb, nk);
@@ -109,7 +108,7 @@ pub fn migrate(
                 (vec![Complex64::default(); nw], line, scratch)
             },
             |(column, line, scratch), (k0, acc)| {
-                cancel::check()?;
+                ctx.check()?;
                 let len = acc.len() / nb;
                 for j in 0..len {
                     let k = k0 + j;
@@ -128,9 +127,9 @@ pub fn migrate(
             },
         )?;
         image_block(&kimg, &levels, plan, fft2, asm);
-        progress.advance(nb as u64);
+        ctx.progress.advance(nb as u64);
     }
-    progress.finish();
+    ctx.progress.finish();
     Ok(())
 }
 

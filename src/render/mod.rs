@@ -257,18 +257,18 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions) -> Re
         return Err(Error::Request(format!("{}: an image cannot be named like its .json sidecar", path.display())));
     }
 
-    let mut laps = crate::stats::Laps::start(format!("drawing {}", path.display()));
+    let mut steps = crate::stats::Stages::default();
     let (clip, clip_source) = match opts.clip {
         Some(c) => (c as f32, ClipSource::Fixed),
         None => clip::symmetric_clip(slice.data, opts.clip_percentile),
     };
-    laps.lap("clip");
+    steps.lap("clip");
     let size = resample::plot_size(&slice.rows, &slice.cols, opts);
     let amplitudes = resample::resample(slice.data, [n_rows, n_cols], [size.height, size.width]);
-    laps.lap("resample");
+    steps.lap("resample");
     let palette = opts.colormap.palette(clip);
     let data = Canvas::paint(size.width, size.height, &amplitudes, |v| palette.colour(v));
-    laps.lap("colour");
+    steps.lap("colour");
     let (canvas, data_left, data_top) = if opts.annotate {
         let legend = annotate::Legend { colormap: opts.colormap, clip, clip_source, title: opts.title.as_deref() };
         let framed = annotate::frame(&data, &slice.rows, &slice.cols, &legend);
@@ -277,11 +277,11 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions) -> Re
         (data, 0, 0)
     };
 
-    laps.lap("annotate");
+    steps.lap("annotate");
     let png_out = TempOutput::new(path);
     encode_png(&png_out, &canvas, opts.title.as_deref())?;
     let png = png_out.seal()?;
-    laps.lap("encode");
+    steps.lap("encode");
 
     let sidecar = Sidecar {
         image: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -301,7 +301,8 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions) -> Re
     };
     let json = serde_json::to_vec_pretty(&sidecar).expect("a sidecar always serialises");
     let sidecar = write_sealed(&sidecar_path, &json)?;
-    laps.lap("sidecar");
+    steps.lap("sidecar");
+    steps.log_trace(&format!("drawing {}", path.display()));
     Ok(SealedImage { files: [sidecar, png], clip, width: canvas.width as u32, height: canvas.height as u32 })
 }
 

@@ -12,7 +12,7 @@ use super::layout::{ByteOrder, ByteOrderSource};
 use super::text::TextEncoding;
 use super::trace_header::HeaderLocations;
 use super::SegyOptions;
-use crate::cancel;
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::volume::{Domain, Geometry, IndexBox, LineAxis, TraceHook, ValueBox, Volume, VolumeReader, WriteMode};
 
@@ -158,7 +158,7 @@ impl SegyReader {
         let cell_of = |t: usize| (b.il.start + t / box_xlines) * n_xl + b.xl.start + t % box_xlines;
         let streaming = mode == WriteMode::Streaming;
         out.par_chunks_mut(trace_len * traces_per_task).enumerate().try_for_each(|(task, chunk)| {
-            cancel::check()?;
+            CancelToken::process().check()?;
             let mut near = if streaming { vec![0.0f32; trace_len] } else { Vec::new() };
             for (k, trace) in chunk.chunks_mut(trace_len).enumerate() {
                 let t = task * traces_per_task + k;

@@ -14,7 +14,7 @@ use super::sample_format::{f32_to_ibm, SampleFormat};
 use super::text::encode_ebcdic;
 use super::trace_header::{TraceHeader, TRACE_ID_DEAD, TRACE_ID_SEISMIC};
 use super::DEPTH_MARKER;
-use crate::cancel;
+use crate::cancel::CancelToken;
 use crate::error::{Error, IoContext, Result};
 use crate::io::output::{BlockWriter, TempOutput};
 use crate::volume::{Domain, Geometry};
@@ -209,7 +209,7 @@ impl SegyWriter {
             )));
         }
         if t % 4096 == 0 {
-            cancel::check()?;
+            CancelToken::process().check()?;
         }
         let (i, j) = (t / g.xlines.len, t % g.xlines.len);
         let [x, y] = g.coords.map_or([0.0, 0.0], |c| c.xy(i as f64, j as f64));

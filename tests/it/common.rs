@@ -4,8 +4,10 @@
 
 use num_complex::Complex64;
 use rustfft::FftPlanner;
-use seisimage::imaging::{Engine, ImageRequest, ImagingParams, Plan};
-use seisimage::progress::Silent;
+use seisimage::cancel::CancelToken;
+use seisimage::context::RunContext;
+use seisimage::imaging::{Engine, ImageRequest, ImagingParams, Migration, Plan};
+use seisimage::progress::{Progress, Silent};
 use seisimage::stats::RunStats;
 use seisimage::velocity::VelocityModel;
 use seisimage::volume::{Geometry, VolumeReader};
@@ -58,8 +60,7 @@ impl Job {
     /// Migrate and return one buffer per box of `request`.
     pub fn run(&self, engine: &mut dyn Engine, src: &dyn VolumeReader, request: &ImageRequest) -> Vec<Vec<f32>> {
         let plan = self.plan(src, request);
-        let mut stats = RunStats::default();
-        engine.migrate(src, &plan, &self.velocity, request, &Silent, &mut stats).expect("migration")
+        migrate(engine, src, &plan, &self.velocity, request, &Silent).0.expect("migration")
     }
 
     /// Migrate and return the whole image with its geometry.
@@ -68,6 +69,20 @@ impl Job {
         let mut out = self.run(engine, src, &ImageRequest::whole(&image));
         (image, out.remove(0))
     }
+}
+
+/// One migration on `engine` in a context of its own: what it returned and the stages it recorded.
+pub fn migrate(
+    engine: &mut dyn Engine,
+    input: &dyn VolumeReader,
+    plan: &Plan,
+    velocity: &VelocityModel,
+    request: &ImageRequest,
+    progress: &dyn Progress,
+) -> (seisimage::Result<Vec<Vec<f32>>>, RunStats) {
+    let mut ctx = RunContext::new(progress, CancelToken::new());
+    let out = engine.migrate(&Migration { input, plan, velocity, request }, &mut ctx);
+    (out, ctx.stats)
 }
 
 /// Envelope (magnitude of the analytic signal) of a real sequence, by FFT.

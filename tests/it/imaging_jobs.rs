@@ -2,14 +2,13 @@
 //! only the depth they need, the dip limit, a laterally varying medium for split-step, a delayed record
 //! start, and the refusals.
 
-mod common;
-
 use std::sync::Mutex;
 
-use common::{envelope_peak, for_each_backend, nrms, Job};
-use seisimage::imaging::{Engine, ImageRequest, ImagingParams, Method, ProductSink};
+use crate::common::{envelope_peak, for_each_backend, migrate, nrms, Job};
+use seisimage::cancel::CancelToken;
+use seisimage::context::RunContext;
+use seisimage::imaging::{Engine, ImageRequest, ImagingParams, Method, Migration, ProductSink};
 use seisimage::progress::{Progress, Silent};
-use seisimage::stats::RunStats;
 use seisimage::synth::{ricker, Event, Medium, Model, ModelSpec};
 use seisimage::velocity::VelocityModel;
 use seisimage::volume::{Domain, Geometry, IndexBox, SampleAxis, ValueBox, Volume};
@@ -86,7 +85,7 @@ fn requested_products_are_cuts_of_the_whole_image() {
             // split-step images level by level in space and needs no blocks
             assert_eq!(plan.blocks.len() > 10, method != Method::SplitStep);
             let recorder = Recorder::default();
-            let out = engine.migrate(&m, &plan, &j.velocity, &request, &recorder, &mut RunStats::default()).unwrap();
+            let out = migrate(engine, &m, &plan, &j.velocity, &request, &recorder).0.unwrap();
             let whole = Volume { geometry: image.clone(), data: whole };
             let peak = whole.data.iter().fold(0.0f32, |a, v| a.max(v.abs()));
             for (b, got) in request.boxes.iter().zip(&out) {
@@ -100,7 +99,7 @@ fn requested_products_are_cuts_of_the_whole_image() {
             let plan = j.plan(&m, &shallow);
             assert_eq!(plan.last_level(), 40);
             let recorder = Recorder::default();
-            engine.migrate(&m, &plan, &j.velocity, &shallow, &recorder, &mut RunStats::default()).unwrap();
+            migrate(engine, &m, &plan, &j.velocity, &shallow, &recorder).0.unwrap();
             let stages = recorder.0.lock().unwrap();
             let (stage, total, done) = stages.last().unwrap().clone();
             // phase shift and Stolt count imaged levels (2 slices + 5 region levels), split-step depth steps
@@ -148,12 +147,13 @@ fn products_leave_the_engine_as_soon_as_their_last_level_is_imaged() {
                 )
                 .unwrap();
             let plan = j.plan(&m, &request);
-            let expected = engine.migrate(&m, &plan, &j.velocity, &request, &Silent, &mut RunStats::default()).unwrap();
+            let expected = migrate(engine, &m, &plan, &j.velocity, &request, &Silent).0.unwrap();
 
             let progress = Recorder::default();
             let arrivals = Arrivals { progress: &progress, got: Mutex::new(Vec::new()) };
-            let mut stats = RunStats::default();
-            engine.migrate_into(&m, &plan, &j.velocity, &request, &progress, &mut stats, &arrivals).unwrap();
+            let migration = Migration { input: &m, plan: &plan, velocity: &j.velocity, request: &request };
+            let mut ctx = RunContext::new(&progress, CancelToken::new());
+            engine.migrate_into(&migration, &mut ctx, &arrivals).unwrap();
             let got = arrivals.got.into_inner().unwrap();
             let name = format!("{} {method:?}", engine.name());
 
@@ -301,11 +301,10 @@ fn engines_refuse_mismatched_inputs() {
     let slice = ImageRequest::new(vec![IndexBox { s: 5..6, ..image.full_box() }]);
     let plan = j.plan(&m, &slice);
     for_each_backend(|engine| {
-        let mut stats = RunStats::default();
-        let e = engine.migrate(&other, &plan, &j.velocity, &slice, &Silent, &mut stats).unwrap_err();
+        let e = migrate(engine, &other, &plan, &j.velocity, &slice, &Silent).0.unwrap_err();
         assert!(e.to_string().contains("plan was made for"), "{e}");
         let deeper = ImageRequest::new(vec![IndexBox { s: 9..10, ..image.full_box() }]);
-        let e = engine.migrate(&m, &plan, &j.velocity, &deeper, &Silent, &mut stats).unwrap_err();
+        let e = migrate(engine, &m, &plan, &j.velocity, &deeper, &Silent).0.unwrap_err();
         assert!(e.to_string().contains("not planned"), "{e}");
     });
 }
@@ -343,8 +342,7 @@ fn an_input_failing_part_way_stops_the_migration_with_its_error() {
     let mut plan = j.plan(&cut_short, &request);
     plan.ingest_inlines = 3;
     for_each_backend(|engine| {
-        let mut stats = RunStats::default();
-        let e = engine.migrate(&cut_short, &plan, &j.velocity, &request, &Silent, &mut stats).unwrap_err();
+        let e = migrate(engine, &cut_short, &plan, &j.velocity, &request, &Silent).0.unwrap_err();
         assert!(e.to_string().contains("inline 21 cannot be read"), "{}: {e}", engine.name());
         let image = j.run(engine, &volume, &request);
         assert!(image[0].iter().any(|v| *v != 0.0), "{}: the next run images", engine.name());

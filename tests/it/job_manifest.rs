@@ -2,11 +2,9 @@
 //! recomputed here, axes worked out by hand from the job), a re-run over an old output folder, the choice
 //! of backend, and what a batch log looks like.
 
-mod cli_common;
-
 use std::path::{Path, PathBuf};
 
-use cli_common::{job_text, model, names, run, samples, write_job, write_segy, Outcome};
+use crate::cli_common::{job_text, model, names, run, samples, write_job, write_segy, Outcome};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -277,6 +275,8 @@ fn several_jobs_run_in_one_process_and_a_failure_ends_only_its_own() {
 /// the CPU; on the GPU to the last bits the phase-shift kernel's summation order leaves free).
 #[test]
 fn jobs_of_one_batch_share_the_engine_and_compute_what_they_compute_alone() {
+    use seisimage::cancel::CancelToken;
+    use seisimage::context::RunContext;
     use seisimage::job::{Backend, Job};
     use seisimage::progress::Silent;
     use seisimage::run::{execute, prepare, run_jobs, start_engine};
@@ -288,8 +288,10 @@ fn jobs_of_one_batch_share_the_engine_and_compute_what_they_compute_alone() {
     let ([first, second], [first_out, second_out], _) = two_jobs(dir.path());
     let jobs = [Job::load(&first, &[]).unwrap(), Job::load(&second, &[]).unwrap()];
     let finished = std::sync::Mutex::new(Vec::new());
-    let failed = run_jobs(&jobs, Some(backend), &Silent, &|m| finished.lock().unwrap().push(m.job_file.clone()))
-        .expect("the batch runs");
+    let failed = run_jobs(&jobs, Some(backend), &Silent, &CancelToken::new(), &|m| {
+        finished.lock().unwrap().push(m.job_file.clone())
+    })
+    .expect("the batch runs");
     assert!(failed.is_empty(), "{failed:?}");
     assert_eq!(*finished.lock().unwrap(), vec![first.clone(), second.clone()]);
     let (a, b) = (manifest(&first_out), manifest(&second_out));
@@ -302,7 +304,8 @@ fn jobs_of_one_batch_share_the_engine_and_compute_what_they_compute_alone() {
         let mut alone = job.clone();
         alone.config.output.dir = out.with_extension("alone");
         let engine = start_engine(&alone, backend);
-        execute(&prepare(alone.clone()).unwrap(), engine, &Silent).expect("the job alone");
+        execute(&prepare(alone.clone()).unwrap(), engine, &mut RunContext::new(&Silent, CancelToken::new()))
+            .expect("the job alone");
         let products = names(out).into_iter().filter(|n| n.ends_with(".npy")).collect::<Vec<_>>();
         assert_eq!(products.len(), 4, "{products:?}");
         for name in products {

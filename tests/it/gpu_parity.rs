@@ -5,10 +5,9 @@
 //! Runs only with `SEISIMAGE_GPU_TESTS=1` on a machine with a CUDA device (see tests/common); elsewhere it
 //! says it skipped.
 
-mod common;
-
-use common::{gpu_engine, Job};
+use crate::common::{gpu_engine, migrate, Job};
 use seisimage::imaging::{CpuEngine, Engine, ImageRequest, ImagingParams, Method, StoltInterpolation};
+use seisimage::progress::Silent;
 use seisimage::synth::{Event, Medium, Model, ModelSpec, Noise};
 use seisimage::velocity::{Interpolation, VelocityGrid, VelocityModel, VelocityTable};
 use seisimage::volume::{Domain, IndexBox, SampleAxis, Volume};
@@ -174,11 +173,10 @@ fn gpu_frequency_bands_give_the_same_image() {
         let mut limit = 1u64 << 30;
         let (bands, image) = loop {
             gpu.set_memory_limit(Some(limit));
-            let mut stats = seisimage::stats::RunStats::default();
-            match gpu.migrate(&src, &plan, &j.velocity, &req, &seisimage::progress::Silent, &mut stats) {
-                Ok(out) if stats.frequency_bands >= 3 => break (stats.frequency_bands, out),
-                Ok(_) => limit = limit * 9 / 10,
-                Err(e) => panic!("{method:?} refused at {limit} bytes before running in 3 bands: {e}"),
+            match migrate(&mut gpu, &src, &plan, &j.velocity, &req, &Silent) {
+                (Ok(out), stats) if stats.frequency_bands >= 3 => break (stats.frequency_bands, out),
+                (Ok(_), _) => limit = limit * 9 / 10,
+                (Err(e), _) => panic!("{method:?} refused at {limit} bytes before running in 3 bands: {e}"),
             }
         };
         let e = worst_l2(&image, &reference);
@@ -189,8 +187,7 @@ fn gpu_frequency_bands_give_the_same_image() {
     let req = whole(&stolt.image_geometry(&src));
     let plan = stolt.plan(&src, &req);
     gpu.set_memory_limit(Some(1 << 20));
-    let mut stats = seisimage::stats::RunStats::default();
-    let err = gpu.migrate(&src, &plan, &stolt.velocity, &req, &seisimage::progress::Silent, &mut stats).unwrap_err();
+    let err = migrate(&mut gpu, &src, &plan, &stolt.velocity, &req, &Silent).0.unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("Stolt needs every frequency") && msg.contains("GiB"), "{msg}");
     gpu.set_memory_limit(None);
@@ -209,8 +206,7 @@ fn gpu_memory_taken_by_another_user_gives_bands_or_a_clear_error() {
     let mut cpu = CpuEngine::new(None).unwrap();
     let reference = j.run(&mut cpu, &src, &req);
     let run = |gpu: &mut seisimage::gpu::GpuEngine| {
-        let mut stats = seisimage::stats::RunStats::default();
-        let out = gpu.migrate(&src, &plan, &j.velocity, &req, &seisimage::progress::Silent, &mut stats);
+        let (out, stats) = migrate(gpu, &src, &plan, &j.velocity, &req, &Silent);
         out.map(|image| (image, stats.frequency_bands))
     };
     // The memory at which this job runs in 3 bands.
@@ -310,10 +306,8 @@ fn an_ingest_in_many_chunks_computes_what_the_cpu_computes() {
         many.ingest_inlines = 3;
         let chunks = many.ingest_chunks();
         assert_eq!((chunks.len(), chunks[0].clone(), chunks[chunks.len() - 1].clone()), (15, 0..1, 39..40));
-        let mut stats = seisimage::stats::RunStats::default();
-        let silent = &seisimage::progress::Silent;
-        let reference = cpu.migrate(&src, &one, &j.velocity, &req, silent, &mut stats).unwrap();
-        let image = gpu.migrate(&src, &many, &j.velocity, &req, silent, &mut stats).unwrap();
+        let reference = migrate(&mut cpu, &src, &one, &j.velocity, &req, &Silent).0.unwrap();
+        let image = migrate(&mut gpu, &src, &many, &j.velocity, &req, &Silent).0.unwrap();
         let e = worst_l2(&image, &reference);
         eprintln!("{name}, 15 chunks: relative L2 {e:.2e}");
         assert!(e <= 1e-4, "{name}, 15 chunks: GPU vs CPU relative L2 {e:.2e}");

@@ -5,15 +5,12 @@
 //! larger than a few hundred KiB), and must end as listed below: every input is named with its outcome, so an
 //! input added without a decision fails the test.
 
-#[path = "../fuzz/src/exercise.rs"]
+#[path = "../../fuzz/src/exercise.rs"]
 mod exercise;
-
-#[path = "common/counting_allocator.rs"]
-mod counting_allocator;
 
 use std::path::{Path, PathBuf};
 
-use counting_allocator::{exclusive, peak_allocation};
+use crate::counting_allocator::{exclusive, peak_allocation};
 use seisimage::io::segy::text::extended_record_count;
 
 /// libFuzzer's `-malloc_limit_mb` in `fuzz/run.sh`.

@@ -4,8 +4,6 @@
 //! tests say why and pass, unless `SEISIMAGE_INTEROP_TESTS=1` (as in CI), where that is a failure.
 //! Expected values come from formulas evaluated on both sides, never from our own reader.
 
-mod cli_common;
-
 use std::path::Path;
 use std::process::Command;
 
@@ -21,7 +19,7 @@ use seisimage::volume::{CoordTransform, Domain, Geometry, LineAxis, SampleAxis, 
 fn python(script: &str, args: &[&Path]) -> Option<Value> {
     let run = |code: &str| {
         let mut cmd = Command::new("python3");
-        cli_common::inherit_no_files(&mut cmd);
+        crate::cli_common::inherit_no_files(&mut cmd);
         if let Some(path) = std::env::var_os("SEISIMAGE_PYTHONPATH") {
             cmd.env("PYTHONPATH", path);
         }

@@ -1,14 +1,14 @@
 //! An output folder that cannot take the products, and a bad input: the run fails with a clear message,
 //! before the migration where that can be known up front, and never leaves a partial product or a manifest.
 
-mod cli_common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cli_common::{job_text, model, names, partial_files, run, run_command, samples, seisimage, write_job, write_segy};
+use crate::cli_common::{
+    job_text, model, names, partial_files, run, run_command, samples, seisimage, write_job, write_segy,
+};
 use seisimage::run::check_free_space;
 
 /// A 48 × 48 × 500 input and a job whose migration alone takes seconds (600 depth levels), with the

@@ -15,9 +15,7 @@ use seisimage::io::segy::{SegyFile, SegyOptions, SegyReader};
 use seisimage::volume::VolumeReader;
 use seisimage::Error;
 
-#[path = "common/counting_allocator.rs"]
-mod counting_allocator;
-use counting_allocator::{exclusive, peak_allocation};
+use crate::counting_allocator::{exclusive, peak_allocation};
 
 /// What opening may allocate beyond the size of the file: decoded text, messages, small tables.
 const SLACK: usize = 64 << 10;

@@ -2,9 +2,9 @@
 //! machine affords. Inputs come from analytic travel times and ray tracing (`seisimage::synth`), never
 //! from the migration code.
 
-mod common;
-
-use common::{energy_fraction_within, envelope, envelope_peak, for_each_backend, nrms, parabolic_peak, slope, Job};
+use crate::common::{
+    energy_fraction_within, envelope, envelope_peak, for_each_backend, nrms, parabolic_peak, slope, Job,
+};
 use seisimage::imaging::{ImagingParams, Method, StoltInterpolation};
 use seisimage::synth::{Event, Layer, Medium, Model, ModelSpec};
 use seisimage::velocity::{Interpolation, VelocityModel, VelocityTable};

@@ -2,11 +2,9 @@
 //! spec of a synthetic volume), and `seisimage convert` SEG-Y → HDF5 → SEG-Y with a box cut against the
 //! same box cut by the library.
 
-mod cli_common;
-
 use std::path::{Path, PathBuf};
 
-use cli_common::{model, run, samples};
+use crate::cli_common::{model, run, samples};
 use seisimage::io::{self, write_volume, FileFormat, InputOptions, WriteOptions};
 use seisimage::volume::{ValueBox, Volume};
 use serde_json::Value;
@@ -143,7 +141,7 @@ fn convert_segy_to_hdf5_and_back_keeps_the_box_cut() {
         assert_eq!(got.geometry.samples, expect.geometry.samples, "{}", path.display());
         assert_eq!(got.data, expect.data, "{}", path.display());
     }
-    assert_eq!(cli_common::partial_files(dir.path()), Vec::<String>::new());
+    assert_eq!(crate::cli_common::partial_files(dir.path()), Vec::<String>::new());
 }
 
 #[test]

@@ -2,11 +2,9 @@
 //! of the image (one of them left in would turn the whole image into NaN through the FFTs); with
 //! `input.nonfinite = "refuse"` the run stops at the first one, naming its trace and sample.
 
-mod cli_common;
-
 use std::path::{Path, PathBuf};
 
-use cli_common::{job_text, model, run, samples, write_job, write_segy};
+use crate::cli_common::{job_text, model, run, samples, write_job, write_segy};
 
 /// A 16 × 12 × 100 input (inlines and crosslines numbered from 1, 4 ms) with NaN and infinite samples at
 /// known places, and a job writing one inline and one depth slice as NPY.
@@ -56,5 +54,5 @@ fn refused_nonfinite_samples_stop_the_run_at_the_first() {
     );
     assert!(o.stderr.contains(&expect), "{o:?}");
     assert!(!out.join("manifest.json").exists());
-    assert_eq!(cli_common::partial_files(&out), Vec::<String>::new());
+    assert_eq!(crate::cli_common::partial_files(&out), Vec::<String>::new());
 }

@@ -1,12 +1,10 @@
 //! SIGTERM (what Slurm sends at a time limit) and SIGINT (Ctrl-C) sent to a running `seisimage run`: the job
 //! stops between steps, removes its temporary files, writes no manifest and exits 143 / 130 with a message.
 
-mod cli_common;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cli_common::{job_text, model, partial_files, samples, seisimage, write_job, write_segy, Running};
+use crate::cli_common::{job_text, model, partial_files, samples, seisimage, write_job, write_segy, Running};
 
 /// A 48 × 48 × 500 synthetic input and a job on it with `imaging` and `output` bodies.
 fn job(dir: &Path, imaging: &str, output: &str) -> (PathBuf, PathBuf) {
@@ -56,7 +54,7 @@ fn sigterm_after_a_shallow_product_was_written_removes_it_and_the_files_made_ahe
     assert_eq!(status.code(), Some(143), "{log}");
     assert!(!log.contains("phase shift: done"), "the signal came after the depth loop:\n{log}");
     assert_eq!(partial_files(&out), Vec::<String>::new());
-    assert_eq!(cli_common::names(&out), Vec::<String>::new(), "{log}");
+    assert_eq!(crate::cli_common::names(&out), Vec::<String>::new(), "{log}");
 }
 
 #[test]
@@ -75,6 +73,6 @@ fn sigint_while_products_are_written_leaves_no_temporary_file_and_no_manifest() 
     assert!(log.contains("error: interrupted by SIGINT"), "{log}");
     assert_eq!(partial_files(&out), Vec::<String>::new());
     assert!(!out.join("manifest.json").exists());
-    let pngs = cli_common::names(&out).iter().filter(|n| n.ends_with(".png")).count();
+    let pngs = crate::cli_common::names(&out).iter().filter(|n| n.ends_with(".png")).count();
     assert!(pngs < 48, "every product was written: the signal came too late to test anything\n{log}");
 }

@@ -1,6 +1,6 @@
 //! A global allocator that counts the bytes in use and their peak, for tests that prove a reader allocates
 //! no more than its input justifies. A test binary installs it by including this file as a module
-//! (`#[path = "common/counting_allocator.rs"] mod counting_allocator;`); its tests take [`exclusive`] first,
+//! (`mod counting_allocator;`); its tests take [`exclusive`] first,
 //! because the count is process-wide and tests otherwise run in parallel.
 
 use std::alloc::{GlobalAlloc, Layout, System};

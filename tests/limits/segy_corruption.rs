@@ -8,9 +8,7 @@ use proptest::prelude::*;
 use seisimage::io::segy::{write_volume, ByteOrder, SegyFile, SegyOptions, SegyReader, SegyWriteOptions, WriteFormat};
 use seisimage::volume::{CoordTransform, Domain, Geometry, LineAxis, SampleAxis, ValueBox, VolumeReader};
 
-#[path = "common/counting_allocator.rs"]
-mod counting_allocator;
-use counting_allocator::{exclusive, peak_allocation};
+use crate::counting_allocator::{exclusive, peak_allocation};
 
 /// What opening may allocate beyond the size of the file: decoded text, messages, small tables.
 const SLACK: usize = 64 << 10;

@@ -3,8 +3,6 @@
 //! Python runs with `PYTHONPATH` from `SEISIMAGE_PYTHONPATH`. Without segyio the test says why and passes,
 //! unless `SEISIMAGE_INTEROP_TESTS=1` (as in CI), where a missing segyio is a failure.
 
-mod cli_common;
-
 use std::path::Path;
 use std::process::Command;
 
@@ -37,7 +35,7 @@ with segyio.open(path, "r", endian=endian) as f:
 /// segyio's view of a file, or `None` when segyio cannot be imported here (and that is allowed).
 fn segyio_reads(path: &Path, little: bool) -> Option<Value> {
     let mut python = Command::new("python3");
-    cli_common::inherit_no_files(&mut python);
+    crate::cli_common::inherit_no_files(&mut python);
     if let Some(p) = std::env::var_os("SEISIMAGE_PYTHONPATH") {
         python.env("PYTHONPATH", p);
     }

@@ -2,11 +2,9 @@
 //! column (or the override) at fault, `print-config` prints a job that reads back as the same job,
 //! `validate` prints the plan and writes nothing, and relative paths follow the documented rule.
 
-mod cli_common;
-
 use std::path::{Path, PathBuf};
 
-use cli_common::{run, run_command, seisimage, write_job};
+use crate::cli_common::{run, run_command, seisimage, write_job};
 use seisimage::job::Job;
 
 /// The F3 cut shipped with the project (23 inlines 111..=133, 18 crosslines 875..=892, 75 samples).
@@ -32,7 +30,7 @@ fn position(text: &str, needle: &str) -> String {
     format!("job.toml at line {line}, column {column}")
 }
 
-fn validate(dir: &Path, text: &str, overrides: &[&str]) -> cli_common::Outcome {
+fn validate(dir: &Path, text: &str, overrides: &[&str]) -> crate::cli_common::Outcome {
     let path = write_job(&dir.join("job.toml"), text);
     let mut cmd = seisimage();
     cmd.arg("validate").arg(&path);

@@ -1,0 +1,30 @@
+//! The integration tests, as one test binary: each module was once a test crate of its own, and linking
+//! the static HDF5 build into each of them was most of the build time of the suite.
+//!
+//! `common` holds what the numerical tests share (the backends every test body runs on, measurements on
+//! images); `cli_common` what the command-line tests share. The GPU tests (`gpu_*` and every test that runs
+//! `for_each_backend`) run on the CUDA device too when `SEISIMAGE_GPU_TESTS=1`.
+
+mod cli_common;
+mod cli_config;
+mod cli_info_convert;
+mod common;
+mod faults_nonfinite;
+mod faults_output;
+mod faults_signals;
+mod gpu_kernels;
+mod gpu_parity;
+mod hdf5_interop;
+mod hdf5_io;
+mod imaging_cancel;
+mod imaging_correctness;
+mod imaging_jobs;
+mod job_manifest;
+mod npy_io;
+mod png_encoding;
+mod render_errors;
+mod render_png;
+mod segy_encoded;
+mod segy_fixtures;
+mod segy_interop;
+mod segy_roundtrip;
