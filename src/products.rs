@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use crate::cancel::CancelToken;
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Result};
 use crate::imaging::{ImageRequest, ProductSink};
 use crate::io::output::{commit_together_replacing, FileDigest, Replaced, SealedOutput};
 use crate::io::VolumeSink;
@@ -47,7 +47,7 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
     let mut specs = Vec::new();
     let slice =
         |kind, stem, region| ProductSpec { kind, stem, region, formats: output.slice_formats.clone(), png: output.png };
-    let at = |key: String| move |e: Error| Error::config(key, Location::File, e.to_string());
+    let at = |key: String| move |e: Error| Error::at_key(key, e.to_string());
     for &il in &output.inlines {
         let i = image.iline_index(il).map_err(at("output.inlines".into()))?;
         specs.push(slice(
@@ -66,14 +66,10 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
     }
     for &z in &output.depth_slices {
         let k = image.sample_index(z).map_err(|_| {
-            Error::config(
-                "output.depth_slices",
-                Location::File,
-                format!(
-                    "depth slice {z} m is below the deepest depth imaged ({} m): raise imaging.zmax",
-                    image.samples.last()
-                ),
-            )
+            let deepest = image.samples.last();
+            let message =
+                format!("depth slice {z} m is below the deepest depth imaged ({deepest} m): raise imaging.zmax");
+            Error::at_key("output.depth_slices", message)
         })?;
         let exact = image.samples.value(k);
         specs.push(slice(
@@ -102,7 +98,7 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
             ProductKind::DepthSlice { .. } => "output.depth_slices",
             ProductKind::Roi { .. } => "output.roi",
         };
-        return Err(Error::config(key, Location::File, format!("the product {} is requested twice", dup.stem)));
+        return Err(Error::at_key(key, format!("the product {} is requested twice", dup.stem)));
     }
     Ok(specs)
 }
@@ -216,7 +212,7 @@ impl OpenProduct {
     ) -> Result<WrittenProduct> {
         let OpenProduct { spec, dir, geometry: g, sinks } = self;
         if data.len() != g.n_values() {
-            return Err(Error::Backend(format!(
+            return Err(Error::Internal(format!(
                 "product {}: {} values for a box of {}",
                 spec.stem,
                 data.len(),
@@ -346,12 +342,12 @@ impl<'a> ProductWriter<'a> {
                     .enumerate()
                     .map(|(i, w)| {
                         w.unwrap_or_else(|| {
-                            Err(Error::Backend(format!("product {} was never written", self.specs[i].stem)))
+                            Err(Error::Internal(format!("product {} was never written", self.specs[i].stem)))
                         })
                     })
                     .collect()
             } else {
-                Err(Error::Backend("the migration did not hand over every product".into()))
+                Err(Error::Internal("the migration did not hand over every product".into()))
             };
             Written { migrated, products, after_migration: t.elapsed() }
         })

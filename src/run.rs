@@ -35,18 +35,12 @@ pub struct Prepared {
     pub plan: Plan,
 }
 
-/// Open the input and plan the job. A configuration error found on the way names the line of the job file
-/// (or the `--set` override) it comes from.
+/// Open the input and plan the job. A wrong setting found on the way names the line of the job file (or
+/// the `--set` override) it comes from.
 pub fn prepare(job: Job) -> Result<Prepared> {
     let c = &job.config;
     let t = Instant::now();
-    // The reader checks the reading keys of [input] itself, naming them as its own options.
-    let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| match e {
-        Error::Config { source_name, location, message } if source_name == "SEG-Y options" => {
-            job.locate(Error::Config { source_name: "input".into(), location, message })
-        }
-        e => e,
-    })?;
+    let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| job.locate(e.within("input")))?;
     tracing::debug!("{} opened in {:.3} s", c.input.path.display(), t.elapsed().as_secs_f64());
     let input = reader.geometry().clone();
     let (bin_size, bin_size_source) = match (c.input.bin_size, input.coords) {
@@ -186,9 +180,10 @@ impl EngineStart {
     pub fn ready(mut self) -> Result<ReadyEngine> {
         let t = Instant::now();
         self.plans = None;
-        let (engine, choice, setup) = self.handle.join().map_err(|_| {
-            Error::Backend("setting up the compute engine failed unexpectedly (a thread panicked)".into())
-        })??;
+        let (engine, choice, setup) = self
+            .handle
+            .join()
+            .map_err(|_| Error::Internal("the thread setting up the compute engine panicked".into()))??;
         Ok(ReadyEngine { engine, choice, setup: Some((setup, t.elapsed())) })
     }
 }
@@ -244,15 +239,14 @@ pub fn run_jobs(
 ) -> Result<Vec<(PathBuf, Error)>> {
     for (i, a) in jobs.iter().enumerate() {
         if let Some(b) = jobs[..i].iter().find(|b| b.config.output.dir == a.config.output.dir) {
-            return Err(Error::Config {
-                source_name: a.source.display().to_string(),
-                location: crate::error::Location::File,
-                message: format!(
-                    "output.dir {} is also the output folder of {}: each job needs its own",
+            return Err(a.error_at(
+                "output.dir",
+                format!(
+                    "{} is also the output folder of {}: each job needs its own",
                     a.config.output.dir.display(),
                     b.source.display()
                 ),
-            });
+            ));
         }
     }
     let count = jobs.len();
@@ -274,9 +268,9 @@ pub fn run_jobs(
         let starting = slot.is_none().then(|| start_engine(job, backend));
         let last = i + 1 == count;
         let prepared = match ahead.take() {
-            Some(preparing) => preparing.join().unwrap_or_else(|_| {
-                Err(Error::Backend("preparing the job failed unexpectedly (a thread panicked)".into()))
-            }),
+            Some(preparing) => preparing
+                .join()
+                .unwrap_or_else(|_| Err(Error::Internal("the thread preparing the job panicked".into()))),
             None => prepare(job.clone()),
         };
         let clock = (SystemTime::now(), Instant::now());
@@ -421,7 +415,7 @@ pub fn execute_on(
     (started, clock): (SystemTime, Instant),
     ctx: &mut RunContext,
 ) -> Result<Manifest> {
-    let ready = slot.as_mut().ok_or_else(|| Error::Backend("no compute engine to run the job on".into()))?;
+    let ready = slot.as_mut().ok_or_else(|| Error::Internal("no compute engine to run the job on".into()))?;
     let out_dir = &p.job.config.output.dir;
     check_output_dir(&p.job, products::estimated_bytes(&p.products, &p.job.config.output.render))?;
     // A manifest left from an earlier run would vouch for products this run is about to replace.
@@ -447,7 +441,7 @@ pub fn execute_on(
     let written = writer.run(progress, |sink| {
         let migrated = match slot.as_mut() {
             Some(r) => r.engine.migrate_into(&migration, ctx, sink),
-            None => Err(Error::Backend("no compute engine to run the job on".into())),
+            None => Err(Error::Internal("no compute engine to run the job on".into())),
         };
         let release = (!keep).then(|| slot.take().map(|r| r.engine)).map(|engine| {
             std::thread::spawn(move || {
@@ -483,7 +477,7 @@ pub fn execute_on(
         Some(release) => {
             let released = release
                 .join()
-                .map_err(|_| Error::Backend("releasing the compute engine failed (a thread panicked)".into()))?;
+                .map_err(|_| Error::Internal("the thread releasing the compute engine panicked".into()))?;
             tracing::debug!("compute engine released in {:.3} s", released.as_secs_f64());
         }
         None => {
@@ -526,8 +520,8 @@ fn finish(
         completed: None,
     };
     let mut steps = Stages::default();
-    let json =
-        serde_json::to_vec_pretty(&manifest).map_err(|e| Error::Request(format!("cannot encode the manifest: {e}")))?;
+    let json = serde_json::to_vec_pretty(&manifest)
+        .map_err(|e| Error::Internal(format!("cannot encode the manifest: {e}")))?;
     steps.lap("encode");
     crate::io::output::write_atomic(p.job.config.output.dir.join(MANIFEST), &json)?;
     steps.lap("write, flush and rename");
