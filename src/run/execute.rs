@@ -160,14 +160,10 @@ fn human_bytes(b: u64) -> String {
     }
 }
 
-/// Free bytes for an unprivileged writer on the file system of `dir`, if the system says.
+/// Free bytes for an unprivileged writer on the file system of `dir`, if the system says: `statvfs`
+/// through rustix, which the build already holds (clap's terminal support uses it) and which wraps the
+/// call safely.
 fn free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid C string and `s` a valid out-parameter.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
-        return None;
-    }
-    Some(s.f_bavail as u64 * s.f_frsize as u64)
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some(s.f_bavail.saturating_mul(s.f_frsize))
 }

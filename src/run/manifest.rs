@@ -1,7 +1,7 @@
 //! The run manifest: what a finished run records, written into the output folder after its last product.
 
 use std::path::PathBuf;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
@@ -145,27 +145,17 @@ impl Manifest {
     }
 }
 
-/// `SystemTime` as an RFC 3339 UTC timestamp (seconds).
+/// `SystemTime` as an RFC 3339 UTC timestamp (seconds), by humantime. A clock outside the years 1970 to
+/// 9999, which RFC 3339 and humantime cannot write, gives the nearest time they can.
 pub fn utc(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm, written out from its description).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    const LAST_SECOND_OF_9999: u64 = 253_402_300_799;
+    let t = t.clamp(UNIX_EPOCH, UNIX_EPOCH + Duration::from_secs(LAST_SECOND_OF_9999));
+    humantime::format_rfc3339_seconds(t).to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn timestamps_are_rfc3339_utc() {
@@ -174,5 +164,8 @@ mod tests {
         assert_eq!(utc(UNIX_EPOCH + Duration::from_secs(951_827_696)), "2000-02-29T12:34:56Z");
         // 2026-11-21 00:00:00 UTC = 1795219200 s
         assert_eq!(utc(UNIX_EPOCH + Duration::from_secs(1_795_219_200)), "2026-11-21T00:00:00Z");
+        // Clocks that RFC 3339 cannot write give the nearest time it can, not a panic.
+        assert_eq!(utc(UNIX_EPOCH - Duration::from_secs(1)), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(UNIX_EPOCH + Duration::from_secs(300_000_000_000)), "9999-12-31T23:59:59Z");
     }
 }
