@@ -373,11 +373,10 @@ fn naive_run(p: &Prepared, device: crate::gpu::DeviceInfo) -> Result<f64> {
         crate::volume::Volume { geometry: p.image.clone(), data: image.into_iter().next().unwrap_or_default() };
     let dir = p.job.config.output.dir.join("naive");
     std::fs::create_dir_all(&dir).at(&dir)?;
+    let target = crate::products::ProductTarget { dir: &dir, ..p.product_target(ctx.cancel.clone()) };
     let mut written = Vec::new();
     for spec in &p.products {
-        let cut = volume.cut(&spec.region);
-        let render = &p.job.config.output.render;
-        written.push(crate::products::write_product(&dir, spec, &cut.data, &p.image, p.bin_size, render, &ctx.cancel)?);
+        written.push(crate::products::write_product(&target, spec, &volume.cut(&spec.region).data)?);
     }
     // Timed as the job's products are: files that an earlier run left are removed after the clock stops.
     let (_records, replaced) = crate::products::commit_products(written)?;

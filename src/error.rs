@@ -1,8 +1,10 @@
 //! The library's typed errors.
 //!
 //! Every error that comes from a file names the file and, where it is known, the place in it: a byte
-//! offset, a trace number (1-based, as seismic software counts traces), or a config line. The binary prints
-//! an error once, at the top, and maps it to an exit code with [`Error::exit_code`].
+//! offset, a trace number (1-based, as seismic software counts traces), or a config line. A wrong setting
+//! is raised where its value is checked, named by its key ([`Error::at_key`]), and placed at the line of
+//! the job file or the `--set` override that gave it by the job ([`crate::job::Job::locate`]). The binary
+//! prints an error once, at the top, and maps it to an exit code with [`Error::exit_code`].
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -42,9 +44,18 @@ pub enum Error {
     #[error("{}{location}: {message}", path.display())]
     Format { path: PathBuf, location: Location, message: String },
 
-    /// A job description (config file or command-line override) that is wrong.
+    /// A job description (config file or command-line override) that is wrong, placed where it is wrong.
     #[error("{}{location}: {message}", source_name)]
     Config { source_name: String, location: Location, message: String },
+
+    /// A setting whose value is wrong, named by its key: a dotted path of a job file (`imaging.dz`), or
+    /// the name of an option of a table that may stand in several places (`iline_byte` of the reading
+    /// options, which a job holds in `[input]` and `[velocity.input]`), until the caller puts it under its
+    /// table ([`Error::within`]). A rule between settings names the others it involves in `also`: the
+    /// job blames the first of them it sets. [`crate::job::Job::locate`] turns it into a
+    /// [`Error::Config`] at the line of the job file, or the `--set` override, that gave the value.
+    #[error("{key}: {message}")]
+    Setting { key: String, also: Vec<String>, message: String },
 
     /// A request that does not fit the data (a line number that is not in the survey, an empty box, ...).
     #[error("{0}")]
@@ -57,6 +68,11 @@ pub enum Error {
     /// An error from the GPU runtime (driver, NVRTC, cuFFT).
     #[error("GPU: {0}")]
     Gpu(String),
+
+    /// A fault in seisimage itself, not in the job, the data or the machine: an engine that did not hand
+    /// over a product it was asked for, a thread that panicked, a record that cannot be encoded.
+    #[error("internal error (a fault in seisimage; please report it): {0}")]
+    Internal(String),
 
     /// The work was asked to stop (SIGINT, SIGTERM, or its cancellation token).
     #[error("interrupted by {0}; stopped cleanly and removed its temporary files")]
@@ -78,10 +94,41 @@ impl Error {
         Error::Config { source_name: source_name.into(), location, message: message.into() }
     }
 
-    /// Exit code a scheduler sees: 2 for usage and configuration errors, 130/143 for signals, 1 otherwise.
+    /// The value of setting `key` is wrong (see [`Error::Setting`]).
+    pub fn at_key(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Setting { key: key.into(), also: Vec::new(), message: message.into() }
+    }
+
+    /// A setting error that also involves `key`, blamed when the job does not set the keys named before
+    /// it. Other errors pass unchanged.
+    pub fn or_key(self, key: impl Into<String>) -> Self {
+        match self {
+            Error::Setting { key: first, mut also, message } => {
+                also.push(key.into());
+                Error::Setting { key: first, also, message }
+            }
+            e => e,
+        }
+    }
+
+    /// A setting error of a table that sits at `table` in a job (`input`, `velocity.input`,
+    /// `output.render`): its keys are put under that table. Other errors pass unchanged.
+    pub fn within(self, table: &str) -> Self {
+        match self {
+            Error::Setting { key, also, message } => Error::Setting {
+                key: format!("{table}.{key}"),
+                also: also.into_iter().map(|k| format!("{table}.{k}")).collect(),
+                message,
+            },
+            e => e,
+        }
+    }
+
+    /// Exit code a scheduler sees: 2 for usage and configuration errors and for requests that do not fit
+    /// the data, 130/143 for signals, 1 otherwise (the machine, the data or seisimage failed).
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Config { .. } | Error::Request(_) => 2,
+            Error::Config { .. } | Error::Setting { .. } | Error::Request(_) => 2,
             Error::Interrupted(crate::cancel::Stop::Sigint) => 130,
             Error::Interrupted(crate::cancel::Stop::Sigterm) => 143,
             _ => 1,
@@ -97,5 +144,39 @@ pub trait IoContext<T> {
 impl<T> IoContext<T> for std::io::Result<T> {
     fn at(self, path: impl AsRef<Path>) -> Result<T> {
         self.map_err(|e| Error::io(path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mistakes_exit_2_and_faults_exit_1() {
+        let setting = Error::at_key("imaging.dz", "dz must be a positive depth step");
+        assert_eq!(setting.exit_code(), 2);
+        assert_eq!(Error::config("job.toml", Location::Line { line: 3, column: 6 }, "x").exit_code(), 2);
+        assert_eq!(Error::Request("inline 9 is not in the survey".into()).exit_code(), 2);
+        let fault = Error::Internal("the engine did not return request box 2".into());
+        assert_eq!(fault.exit_code(), 1, "a fault in seisimage is not a mistake in the job");
+        assert!(fault.to_string().contains("a fault in seisimage"), "{fault}");
+        assert_eq!(Error::Backend("no GPU".into()).exit_code(), 1);
+    }
+
+    #[test]
+    fn a_setting_is_named_by_its_key_under_the_table_that_holds_it() {
+        let e = Error::at_key("iline_byte", "iline_byte = 300: out of the header").or_key("xline_byte");
+        assert_eq!(e.to_string(), "iline_byte: iline_byte = 300: out of the header");
+        match e.within("velocity.input") {
+            Error::Setting { key, also, .. } => {
+                assert_eq!(
+                    (key.as_str(), also),
+                    ("velocity.input.iline_byte", vec!["velocity.input.xline_byte".into()])
+                )
+            }
+            other => panic!("not a setting error: {other}"),
+        }
+        // Other errors pass unchanged.
+        assert!(matches!(Error::Request("r".into()).within("input").or_key("k"), Error::Request(_)));
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Every section is a serde struct that refuses unknown keys. Every error about a value says where the value
 //! was set: the line and column in the job file, or the `--set` override that gave it. That holds for the
-//! errors found while the job is read and for those found later, while it is planned ([`Job::locate`]).
+//! errors found while the job is read and for those found later, while it is planned: those are raised with
+//! the key of the setting they concern ([`Error::Setting`]), which [`Job::locate`] finds in the job.
 //!
 //! Relative paths in a job file are relative to the job file's folder, so a job can be submitted from
 //! anywhere (a cluster's batch system rarely starts in the folder you expect); relative paths given with
@@ -48,9 +49,6 @@ pub struct JobConfig {
     pub compute: ComputeConfig,
     pub output: OutputConfig,
 }
-
-/// The top-level tables of a job file.
-const SECTIONS: [&str; 6] = ["input", "window", "velocity", "imaging", "compute", "output"];
 
 /// `[input]`: the volume to migrate and how to read it.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -327,17 +325,15 @@ impl Job {
         self.origin.error_at(key, &message.to_string())
     }
 
-    /// Place a configuration error raised while planning the job. Such errors name a section of the job
-    /// (`imaging`, `window`, `velocity`, or a deeper path such as `output.inlines`) and usually the key at
-    /// fault in their message (`dz must be ...`); the error is moved to that key's line and column, or to
-    /// the override that set it. Other errors pass unchanged.
+    /// Place an error raised while the job is checked or planned: a wrong setting ([`Error::Setting`]) moves
+    /// to the line and column of its key, or to the override that set it. Of the keys a rule between
+    /// settings names, the first that the file or an override sets is blamed (`fmin` when the file sets
+    /// `fmin` and `fmax`, `fmax` when it sets only `fmax`). Other errors pass unchanged.
     pub fn locate(&self, e: Error) -> Error {
         match e {
-            Error::Config { source_name, location: Location::File, message }
-                if SECTIONS.iter().any(|s| source_name == *s || source_name.starts_with(&format!("{s}."))) =>
-            {
-                let key = self.origin.named_key(&source_name, &message);
-                self.origin.error_at(&key, &message)
+            Error::Setting { key, also, message } => {
+                let blamed = std::iter::once(&key).chain(&also).find(|k| self.origin.sets(k)).unwrap_or(&key);
+                self.origin.error_at(blamed, &message)
             }
             e => e,
         }
@@ -411,7 +407,7 @@ impl Job {
                 return Err(self.error_at(&format!("{key}.formats"), "an ROI needs at least one format"));
             }
         }
-        o.render.validate().map_err(|e| self.locate(Error::config("output.render", Location::File, e.to_string())))
+        o.render.validate().map_err(|e| self.locate(e.within("output.render")))
     }
 
     /// The fully resolved config as TOML (every default shown, paths absolute).
@@ -440,6 +436,11 @@ impl Origin {
     /// The last override that set `key` or a table holding it: the one whose value stood.
     fn overridden(&self, key: &str) -> Option<&Override> {
         self.overrides.iter().rev().find(|o| o.key == key || key.starts_with(&format!("{}.", o.key)))
+    }
+
+    /// Whether the job gives `key` a value: an override, or the job file.
+    fn sets(&self, key: &str) -> bool {
+        self.overridden(key).is_some() || entries(&self.text).iter().any(|e| e.path == key)
     }
 
     fn error_at(&self, key: &str, message: &str) -> Error {
@@ -492,37 +493,11 @@ impl Origin {
             (None, None, None) => self.error_at(&key, &format!("{message} (once the --set overrides are applied)")),
         }
     }
-
-    /// The key of `table` that a message about it names: the one named first, among those the file or the
-    /// overrides set. `table` itself when none is named.
-    fn named_key(&self, table: &str, message: &str) -> String {
-        let prefix = format!("{table}.");
-        let file_keys = entries(&self.text).into_iter().map(|e| e.path);
-        let set_keys = self.overrides.iter().map(|o| o.key.clone());
-        file_keys
-            .chain(set_keys)
-            .filter_map(|path| {
-                let name = path.strip_prefix(&prefix)?.to_string();
-                (!name.contains('.')).then_some(name)
-            })
-            .filter_map(|name| word_position(message, &name).map(|at| (at, name)))
-            .min()
-            .map_or_else(|| table.to_string(), |(_, name)| format!("{prefix}{name}"))
-    }
 }
 
 /// `unknown field `x`` → `x`.
 fn unknown_field(message: &str) -> Option<&str> {
     message.strip_prefix("unknown field `")?.split('`').next()
-}
-
-/// Where `word` first stands as a whole word in `text` (not inside a longer name).
-fn word_position(text: &str, word: &str) -> Option<usize> {
-    let is_word = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(word).map(|(i, _)| i).find(|&i| {
-        !text[..i].chars().next_back().is_some_and(is_word)
-            && !text[i + word.len()..].chars().next().is_some_and(is_word)
-    })
 }
 
 /// One key of a TOML document: its dotted path (array elements by index), where the key is written (none

@@ -53,3 +53,19 @@ fn init_logging(verbose: u8, quiet: bool) {
 fn exit_code(e: &anyhow::Error) -> i32 {
     e.chain().find_map(|c| c.downcast_ref::<seisimage::Error>()).map(|e| e.exit_code()).unwrap_or(1)
 }
+
+#[cfg(test)]
+mod tests {
+    use seisimage::Error;
+
+    #[test]
+    fn a_fault_exits_1_and_a_mistake_2_under_any_context() {
+        let batch = "2 of 3 jobs failed (a.toml, b.toml); the first";
+        let fault = anyhow::Error::from(Error::Internal("the engine did not return request box 2".into()));
+        assert_eq!(super::exit_code(&fault), 1);
+        assert_eq!(super::exit_code(&fault.context(batch)), 1);
+        let mistake = anyhow::Error::from(Error::at_key("imaging.dz", "dz must be a positive depth step"));
+        assert_eq!(super::exit_code(&mistake.context(batch)), 2);
+        assert_eq!(super::exit_code(&anyhow::anyhow!("not a library error")), 1);
+    }
+}

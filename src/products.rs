@@ -5,12 +5,13 @@
 //! sub-volume files through temporary names, recording a checksum for the manifest.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
 use crate::cancel::CancelToken;
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Result};
 use crate::imaging::{ImageRequest, ProductSink};
 use crate::io::output::{commit_together_replacing, FileDigest, Replaced, SealedOutput};
 use crate::io::VolumeSink;
@@ -47,7 +48,7 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
     let mut specs = Vec::new();
     let slice =
         |kind, stem, region| ProductSpec { kind, stem, region, formats: output.slice_formats.clone(), png: output.png };
-    let at = |key: String| move |e: Error| Error::config(key, Location::File, e.to_string());
+    let at = |key: String| move |e: Error| Error::at_key(key, e.to_string());
     for &il in &output.inlines {
         let i = image.iline_index(il).map_err(at("output.inlines".into()))?;
         specs.push(slice(
@@ -66,14 +67,10 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
     }
     for &z in &output.depth_slices {
         let k = image.sample_index(z).map_err(|_| {
-            Error::config(
-                "output.depth_slices",
-                Location::File,
-                format!(
-                    "depth slice {z} m is below the deepest depth imaged ({} m): raise imaging.zmax",
-                    image.samples.last()
-                ),
-            )
+            let deepest = image.samples.last();
+            let message =
+                format!("depth slice {z} m is below the deepest depth imaged ({deepest} m): raise imaging.zmax");
+            Error::at_key("output.depth_slices", message)
         })?;
         let exact = image.samples.value(k);
         specs.push(slice(
@@ -102,7 +99,7 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
             ProductKind::DepthSlice { .. } => "output.depth_slices",
             ProductKind::Roi { .. } => "output.roi",
         };
-        return Err(Error::config(key, Location::File, format!("the product {} is requested twice", dup.stem)));
+        return Err(Error::at_key(key, format!("the product {} is requested twice", dup.stem)));
     }
     Ok(specs)
 }
@@ -169,17 +166,25 @@ pub struct WrittenProduct {
     files: Vec<(SealedOutput, &'static str)>,
 }
 
-/// Write one product into `dir` under temporary names: PNG for slices, and its sub-volume formats.
-pub fn write_product(
-    dir: &Path,
-    spec: &ProductSpec,
-    data: &[f32],
-    image: &Geometry,
-    bin_size: [f64; 2],
-    render_opts: &RenderOptions,
-    cancel: &CancelToken,
-) -> Result<WrittenProduct> {
-    OpenProduct::create(dir, spec, image)?.write(data, bin_size, render_opts, cancel)
+/// Where a run's products go and how they are drawn: what writing any of them needs besides its spec and
+/// its values.
+pub struct ProductTarget<'a> {
+    /// The output folder.
+    pub dir: &'a Path,
+    /// The image grid the products are boxes of.
+    pub image: &'a Geometry,
+    /// Metres between inlines and between crosslines, which set the pictures' aspect (the image grid may
+    /// not carry them when the survey has no coordinates).
+    pub bin_size: [f64; 2],
+    pub render: &'a RenderOptions,
+    /// The run's stop request, honoured between the steps of writing.
+    pub cancel: CancelToken,
+}
+
+/// Write one product into the target's folder under temporary names: PNG for slices, and its sub-volume
+/// formats.
+pub fn write_product(target: &ProductTarget, spec: &ProductSpec, data: &[f32]) -> Result<WrittenProduct> {
+    OpenProduct::create(target.dir, spec, target.image)?.write(data, target)
 }
 
 /// A product whose sub-volume files are created (headers and labels written, under temporary names) and
@@ -206,29 +211,25 @@ impl OpenProduct {
     }
 
     /// Draw the picture and fill the files with `data` (the product's values, `[il][xl][z]`), each left
-    /// under its temporary name, checksummed, for [`commit_products`]. Stops between steps once `cancel` is.
-    pub fn write(
-        self,
-        data: &[f32],
-        bin_size: [f64; 2],
-        render_opts: &RenderOptions,
-        cancel: &CancelToken,
-    ) -> Result<WrittenProduct> {
+    /// under its temporary name, checksummed, for [`commit_products`]. Stops between steps once the
+    /// target's run is asked to stop.
+    pub fn write(self, data: &[f32], target: &ProductTarget) -> Result<WrittenProduct> {
         let OpenProduct { spec, dir, geometry: g, sinks } = self;
         if data.len() != g.n_values() {
-            return Err(Error::Backend(format!(
+            return Err(Error::Internal(format!(
                 "product {}: {} values for a box of {}",
                 spec.stem,
                 data.len(),
                 g.n_values()
             )));
         }
+        let cancel = &target.cancel;
         let mut files = Vec::new();
         if spec.png {
             cancel.check()?;
             let path = dir.join(format!("{}.png", spec.stem));
-            let slice = slice_of(&spec.kind, Volume { geometry: g.clone(), data: data.to_vec() }, bin_size)?;
-            let mut opts = render_opts.clone();
+            let slice = slice_of(&spec.kind, Volume { geometry: g.clone(), data: data.to_vec() }, target.bin_size)?;
+            let mut opts = target.render.clone();
             if opts.title.is_none() {
                 opts.title = Some(title(&spec.kind));
             }
@@ -259,17 +260,24 @@ impl OpenProduct {
     }
 }
 
-/// Writes a run's products while the engine computes them: each product's files are created as the run
-/// starts, and each product is drawn and written, on the rayon pool, as soon as the engine hands it over
-/// (see [`crate::imaging::delivery`]), so that the shallow ones are done before the migration is.
-pub struct ProductWriter<'a> {
-    dir: &'a Path,
-    specs: &'a [ProductSpec],
-    image: &'a Geometry,
-    bin_size: [f64; 2],
-    render: &'a RenderOptions,
-    cancel: CancelToken,
-    slots: Vec<Mutex<Slot>>,
+/// Writes a run's products while the engine computes them: the run hands it to the engine as its
+/// [`ProductSink`], then asks it for the products with [`ProductWriter::finish`].
+///
+/// Each product's files are created as the writer starts, and each product is drawn and written as soon
+/// as the engine hands it over (see [`crate::imaging::delivery`]), so that the shallow ones are done before
+/// the migration is. That work runs on the rayon pool, in a scope the run opens around the migration and
+/// the writing: none of it outlives the run, and a product given up (the migration failed, or was
+/// stopped) is dropped with its temporary files before the run returns.
+pub struct ProductWriter<'r, 's> {
+    scope: &'r rayon::Scope<'s>,
+    target: &'s ProductTarget<'s>,
+    specs: &'s [ProductSpec],
+    /// Shared with the tasks that create the files.
+    slots: Arc<[Mutex<Slot>]>,
+    done: Done,
+    /// Behind a lock only so that the writer, which the engine may call from any thread, is `Sync`:
+    /// [`ProductWriter::finish`] alone receives.
+    finished: Mutex<Receiver<(usize, Result<WrittenProduct>)>>,
 }
 
 /// Where one product stands: whichever of its files and its values comes second starts the writing.
@@ -282,117 +290,102 @@ enum Slot {
     Started,
 }
 
-/// What [`ProductWriter::run`] gives back.
-pub struct Written<T> {
-    /// What the migration returned.
-    pub migrated: T,
-    /// Every product, in the order of the specs, written under temporary names; or the first error.
-    pub products: Result<Vec<WrittenProduct>>,
+/// What [`ProductWriter::finish`] gives back.
+pub struct Written {
+    /// Every product, in the order of the specs, written under temporary names.
+    pub products: Vec<WrittenProduct>,
     /// From the migration's end until the last product was written.
     pub after_migration: std::time::Duration,
 }
 
-type Done = std::sync::mpsc::Sender<(usize, Result<WrittenProduct>)>;
+type Done = Sender<(usize, Result<WrittenProduct>)>;
 
-impl<'a> ProductWriter<'a> {
-    pub fn new(
-        dir: &'a Path,
-        specs: &'a [ProductSpec],
-        image: &'a Geometry,
-        bin_size: [f64; 2],
-        render: &'a RenderOptions,
-        cancel: CancelToken,
-    ) -> Self {
-        let slots = specs.iter().map(|_| Mutex::new(Slot::Waiting)).collect();
-        ProductWriter { dir, specs, image, bin_size, render, cancel, slots }
-    }
-
-    /// Run `migrate`, which hands the products to the sink it is given, writing them as they come, and wait
-    /// for them. `migrate` returns its result and whether it handed every product over; when it did not,
-    /// the products still waiting are given up (their files removed).
-    pub fn run<T>(&self, progress: &dyn Progress, migrate: impl FnOnce(&dyn ProductSink) -> (T, bool)) -> Written<T> {
+impl<'r, 's> ProductWriter<'r, 's> {
+    /// Start writing `specs` into `target`: every product's files are created now, on the pool of `scope`.
+    pub fn start(scope: &'r rayon::Scope<'s>, target: &'s ProductTarget<'s>, specs: &'s [ProductSpec]) -> Self {
         let (done, finished) = std::sync::mpsc::channel();
-        rayon::in_place_scope(|scope| {
-            for i in 0..self.specs.len() {
-                let done = done.clone();
-                scope.spawn(move |_| {
-                    let files = OpenProduct::create(self.dir, &self.specs[i], self.image);
-                    let values = {
-                        let mut slot = lock(&self.slots[i]);
-                        match std::mem::replace(&mut *slot, Slot::Started) {
-                            Slot::Values(values) => values,
-                            _ => {
-                                *slot = Slot::Files(files);
-                                return;
-                            }
-                        }
-                    };
-                    self.write(i, files, values, &done);
-                });
-            }
-            let (migrated, all_handed_over) = migrate(&Handover { writer: self, scope, done: done.clone() });
-            let t = std::time::Instant::now();
-            drop(done);
-            let products = if all_handed_over {
-                progress.begin("writing", self.specs.len() as u64);
-                let mut written: Vec<Option<Result<WrittenProduct>>> = self.specs.iter().map(|_| None).collect();
-                for (i, result) in finished.iter().take(self.specs.len()) {
-                    written[i] = Some(result);
-                    progress.advance(1);
+        let slots: Arc<[Mutex<Slot>]> = specs.iter().map(|_| Mutex::new(Slot::Waiting)).collect();
+        for (i, spec) in specs.iter().enumerate() {
+            let (slots, done) = (slots.clone(), done.clone());
+            scope.spawn(move |_| {
+                let files = OpenProduct::create(target.dir, spec, target.image);
+                let mut slot = lock(&slots[i]);
+                match std::mem::replace(&mut *slot, Slot::Started) {
+                    Slot::Values(values) => {
+                        drop(slot);
+                        let _ = done.send((i, write(target, spec, files, &values)));
+                    }
+                    _ => *slot = Slot::Files(files),
                 }
-                progress.finish();
-                written
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, w)| {
-                        w.unwrap_or_else(|| {
-                            Err(Error::Backend(format!("product {} was never written", self.specs[i].stem)))
-                        })
-                    })
-                    .collect()
-            } else {
-                Err(Error::Backend("the migration did not hand over every product".into()))
-            };
-            Written { migrated, products, after_migration: t.elapsed() }
-        })
+            });
+        }
+        ProductWriter { scope, target, specs, slots, done, finished: Mutex::new(finished) }
     }
 
-    /// The engine hands over product `i`.
-    fn arrived<'s>(&'s self, scope: &rayon::Scope<'s>, i: usize, values: Vec<f32>, done: &Done) {
-        let mut slot = lock(&self.slots[i]);
+    /// Wait for every product, once the engine has handed them all over: written under temporary names,
+    /// in the order of the specs, or the first error.
+    pub fn finish(self, progress: &dyn Progress) -> Result<Written> {
+        let t = std::time::Instant::now();
+        let ProductWriter { specs, done, finished, .. } = self;
+        // The channel closes once every task that may still send is done.
+        drop(done);
+        let finished = finished.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        progress.begin("writing", specs.len() as u64);
+        let mut written: Vec<Option<Result<WrittenProduct>>> = specs.iter().map(|_| None).collect();
+        for (i, result) in finished.iter().take(specs.len()) {
+            written[i] = Some(result);
+            progress.advance(1);
+        }
+        progress.finish();
+        let products = written
+            .into_iter()
+            .zip(specs)
+            .map(|(w, spec)| {
+                w.unwrap_or_else(|| {
+                    Err(Error::Internal(format!("the engine did not hand over the product {}", spec.stem)))
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(Written { products, after_migration: t.elapsed() })
+    }
+}
+
+impl ProductSink for ProductWriter<'_, '_> {
+    fn complete(&self, index: usize, values: Vec<f32>) {
+        let mut slot = lock(&self.slots[index]);
         match std::mem::replace(&mut *slot, Slot::Started) {
             Slot::Files(files) => {
                 drop(slot);
-                let done = done.clone();
-                scope.spawn(move |_| self.write(i, files, values, &done));
+                let (target, spec, done) = (self.target, &self.specs[index], self.done.clone());
+                self.scope.spawn(move |_| {
+                    let _ = done.send((index, write(target, spec, files, &values)));
+                });
             }
             _ => *slot = Slot::Values(values),
         }
     }
+}
 
-    fn write(&self, i: usize, files: Result<OpenProduct>, values: Vec<f32>, done: &Done) {
-        let t = std::time::Instant::now();
-        let result = self.cancel.check().and_then(|()| files?.write(&values, self.bin_size, self.render, &self.cancel));
-        tracing::debug!("product {} written in {:.3} s", self.specs[i].stem, t.elapsed().as_secs_f64());
-        let _ = done.send((i, result));
-    }
+/// Write a product whose files and values are both there.
+fn write(
+    target: &ProductTarget,
+    spec: &ProductSpec,
+    files: Result<OpenProduct>,
+    values: &[f32],
+) -> Result<WrittenProduct> {
+    let t = std::time::Instant::now();
+    let written = target.cancel.check().and_then(|()| files?.write(values, target));
+    tracing::debug!("product {} written in {:.3} s", spec.stem, t.elapsed().as_secs_f64());
+    written
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The sink the engine sees: each product goes to the writer.
-struct Handover<'r, 'w, 's> {
-    writer: &'s ProductWriter<'w>,
-    scope: &'r rayon::Scope<'s>,
-    done: Done,
-}
-
-impl ProductSink for Handover<'_, '_, '_> {
-    fn complete(&self, index: usize, values: Vec<f32>) {
-        self.writer.arrived(self.scope, index, values, &self.done);
-    }
+/// Bytes of every file of `records`.
+pub fn bytes_of(records: &[ProductRecord]) -> u64 {
+    records.iter().flat_map(|r| r.files.iter()).map(|f| f.bytes).sum()
 }
 
 /// Put written products in place, every file flushed to disk at once (see [`commit_together_replacing`]),

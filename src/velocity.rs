@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Result};
 use crate::io::InputOptions;
 use crate::volume::{Domain, Geometry, VolumeReader};
 
@@ -35,22 +35,24 @@ pub struct VelocityTable {
 
 impl VelocityTable {
     pub fn new(depths: Vec<f64>, velocities: Vec<f64>, interpolation: Interpolation) -> Result<Self> {
-        let bad = |m: String| Err(Error::config("velocity", Location::File, m));
+        let (depths_key, velocities_key) = ("velocity.depths", "velocity.velocities");
         if depths.is_empty() || depths.len() != velocities.len() {
-            return bad(format!(
+            let message = format!(
                 "a velocity table needs as many depths as velocities, at least one ({} depths, {} velocities)",
                 depths.len(),
                 velocities.len()
-            ));
+            );
+            return Err(Error::at_key(depths_key, message).or_key(velocities_key));
         }
         if let Some(w) = depths.windows(2).find(|w| !(w[0] < w[1] && w[1].is_finite())) {
-            return bad(format!("table depths must increase strictly ({} m is followed by {} m)", w[0], w[1]));
+            let message = format!("table depths must increase strictly ({} m is followed by {} m)", w[0], w[1]);
+            return Err(Error::at_key(depths_key, message));
         }
         if let Some(z) = depths.iter().find(|z| !z.is_finite()) {
-            return bad(format!("table depth {z} is not a number"));
+            return Err(Error::at_key(depths_key, format!("table depth {z} is not a number")));
         }
         if let Some(v) = velocities.iter().find(|v| !(v.is_finite() && **v > 0.0)) {
-            return bad(format!("table velocity {v} m/s is not a positive number"));
+            return Err(Error::at_key(velocities_key, format!("table velocity {v} m/s is not a positive number")));
         }
         Ok(VelocityTable { depths, velocities, interpolation })
     }
@@ -199,7 +201,7 @@ impl VelocitySpec {
                 Ok(VelocityModel::Table(VelocityTable::new(depths.clone(), velocities.clone(), *interpolation)?))
             }
             VelocitySpec::File { path, input: options } => {
-                let reader = crate::io::open(path, options)?;
+                let reader = crate::io::open(path, options).map_err(|e| e.within("velocity.input"))?;
                 VelocityModel::from_reader(reader.as_ref(), input)
             }
         }
@@ -209,11 +211,7 @@ impl VelocitySpec {
 impl VelocityModel {
     pub fn constant(v: f64) -> Result<Self> {
         if !(v.is_finite() && v > 0.0) {
-            return Err(Error::config(
-                "velocity",
-                Location::File,
-                format!("velocity {v} m/s is not a positive number"),
-            ));
+            return Err(Error::at_key("velocity.velocity", format!("velocity {v} m/s is not a positive number")));
         }
         Ok(VelocityModel::Constant(v))
     }

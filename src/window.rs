@@ -91,12 +91,13 @@ impl From<LateralPad> for LateralPadRepr {
 
 impl WindowParams {
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(Error::config("window", Location::File, m));
         if !(self.time_taper_ms.is_finite() && self.time_taper_ms >= 0.0) {
-            return bad(format!("time_taper_ms must be ≥ 0, not {}", self.time_taper_ms));
+            let message = format!("time_taper_ms must be ≥ 0, not {}", self.time_taper_ms);
+            return Err(Error::at_key("window.time_taper_ms", message));
         }
         if !(self.time_pad_factor.is_finite() && self.time_pad_factor >= 1.0) {
-            return bad(format!("time_pad_factor must be ≥ 1, not {}", self.time_pad_factor));
+            let message = format!("time_pad_factor must be ≥ 1, not {}", self.time_pad_factor);
+            return Err(Error::at_key("window.time_pad_factor", message));
         }
         Ok(())
     }

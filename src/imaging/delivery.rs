@@ -33,7 +33,7 @@ impl Collected {
         slots
             .into_iter()
             .enumerate()
-            .map(|(i, s)| s.ok_or_else(|| Error::Backend(format!("the engine did not return request box {}", i + 1))))
+            .map(|(i, s)| s.ok_or_else(|| Error::Internal(format!("the engine did not return request box {}", i + 1))))
             .collect()
     }
 }
@@ -86,7 +86,7 @@ impl Completion {
     pub fn check_all_finished(&self) -> Result<()> {
         match self.unfinished().first() {
             None => Ok(()),
-            Some(i) => Err(Error::Backend(format!("request box {} was not imaged at every level", i + 1))),
+            Some(i) => Err(Error::Internal(format!("request box {} was not imaged at every level", i + 1))),
         }
     }
 }

@@ -10,7 +10,7 @@ use std::ops::Range;
 use super::formulas::{angular_frequency, imaging_weight, wavenumber};
 use super::request::ImageRequest;
 use super::{ImagingParams, Method, StoltInterpolation};
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Result};
 use crate::velocity::VelocityModel;
 use crate::volume::{Domain, Geometry, SampleAxis};
 use crate::window::{fast_len, NonFinite, WindowParams, WindowPlan};
@@ -99,10 +99,6 @@ pub struct Plan {
     notes: Vec<String>,
 }
 
-fn config(message: String) -> Error {
-    Error::config("imaging", Location::File, message)
-}
-
 /// The image grid for `input`: the same lateral grid, and the depth axis the parameters ask for.
 pub fn image_geometry(input: &Geometry, params: &ImagingParams, velocity: &VelocityModel) -> Result<Geometry> {
     if input.samples.domain != Domain::Time {
@@ -120,13 +116,13 @@ pub fn image_geometry(input: &Geometry, params: &ImagingParams, velocity: &Veloc
     }
     let dz = params.dz;
     if !(dz.is_finite() && dz > 0.0) {
-        return Err(config(format!("dz must be a positive depth step in metres, not {dz}")));
+        return Err(Error::at_key("imaging.dz", format!("dz must be a positive depth step in metres, not {dz}")));
     }
     let nz = match (params.zmax, params.nz) {
-        (Some(_), Some(_)) => return Err(config("give zmax or nz, not both".into())),
+        (Some(_), Some(_)) => return Err(Error::at_key("imaging.zmax", "give zmax or nz, not both")),
         (Some(zmax), None) => {
             if !(zmax.is_finite() && zmax >= 0.0) {
-                return Err(config(format!("zmax must be a depth ≥ 0 in metres, not {zmax}")));
+                return Err(Error::at_key("imaging.zmax", format!("zmax must be a depth ≥ 0 in metres, not {zmax}")));
             }
             (zmax / dz + 1e-9).floor() as usize + 1
         }
@@ -134,7 +130,8 @@ pub fn image_geometry(input: &Geometry, params: &ImagingParams, velocity: &Veloc
         (None, None) => default_levels(input, dz, velocity),
     };
     if nz == 0 || nz > MAX_LEVELS {
-        return Err(config(format!("the image would have {nz} depth levels (1..={MAX_LEVELS} allowed)")));
+        let levels = format!("the image would have {nz} depth levels (1..={MAX_LEVELS} allowed)");
+        return Err(Error::at_key("imaging.nz", levels).or_key("imaging.zmax").or_key("imaging.dz"));
     }
     let mut g = input.clone();
     g.samples = SampleAxis { origin: 0.0, step: dz, len: nz, domain: Domain::Depth };
@@ -163,7 +160,8 @@ impl Plan {
     ) -> Result<Plan> {
         let image = image_geometry(input, params, velocity)?;
         if !bin_size.iter().all(|b| b.is_finite() && *b > 0.0) {
-            return Err(config(format!("bin sizes must be positive distances in metres, not {bin_size:?}")));
+            let message = format!("bin sizes must be positive distances in metres, not {bin_size:?}");
+            return Err(Error::at_key("input.bin_size", message));
         }
         window.validate()?;
         request.check(&image)?;
@@ -174,7 +172,10 @@ impl Plan {
         let dip_limit = match params.dip_limit_deg {
             None => None,
             Some(d) if d > 0.0 && d <= 90.0 => Some(d.to_radians()),
-            Some(d) => return Err(config(format!("dip_limit_deg must be in (0, 90], not {d}"))),
+            Some(d) => {
+                let message = format!("dip_limit_deg must be in (0, 90], not {d}");
+                return Err(Error::at_key("imaging.dip_limit_deg", message));
+            }
         };
 
         let requested = request.levels();
@@ -196,7 +197,8 @@ impl Plan {
         let (nt_pad, nyquist) = (padded[2], 0.5 / dt);
         let df = 1.0 / (nt_pad as f64 * dt);
         if !(params.fmin >= 0.0 && params.fmax > params.fmin) {
-            return Err(config(format!("need 0 ≤ fmin < fmax, not fmin {} Hz, fmax {} Hz", params.fmin, params.fmax)));
+            let message = format!("need 0 ≤ fmin < fmax, not fmin {} Hz, fmax {} Hz", params.fmin, params.fmax);
+            return Err(Error::at_key("imaging.fmin", message).or_key("imaging.fmax"));
         }
         let fmax = if params.fmax > nyquist {
             notes.push(format!("fmax {} Hz is above the Nyquist frequency: clamped to {nyquist} Hz", params.fmax));
@@ -207,10 +209,11 @@ impl Plan {
         let first = (params.fmin / df - 1e-9).ceil() as usize;
         let last_bin = ((fmax / df + 1e-9).floor() as usize).min(nt_pad / 2);
         if first > last_bin {
-            return Err(config(format!(
+            let message = format!(
                 "no frequency sample lies between fmin {} Hz and fmax {fmax} Hz (spacing {df} Hz)",
                 params.fmin
-            )));
+            );
+            return Err(Error::at_key("imaging.fmin", message).or_key("imaging.fmax"));
         }
         let band = Band { first, len: last_bin - first + 1 };
 
@@ -248,7 +251,7 @@ impl Plan {
         });
 
         let per_block = match params.levels_per_block {
-            Some(0) => return Err(config("levels_per_block must be at least 1".into())),
+            Some(0) => return Err(Error::at_key("imaging.levels_per_block", "levels_per_block must be at least 1")),
             // Split-step images in space, level by level: it holds no k-domain images.
             _ if params.method == Method::SplitStep => levels.len(),
             Some(n) => n,
@@ -493,19 +496,21 @@ impl Plan {
 /// Refuse a method the velocity model cannot serve.
 fn check_velocity(method: Method, velocity: &VelocityModel, input: &Geometry) -> Result<()> {
     velocity.check_grid(input)?;
-    match method {
-        Method::Stolt if velocity.constant_velocity().is_none() => Err(config(format!(
+    let message = match method {
+        Method::Stolt if velocity.constant_velocity().is_none() => format!(
             "the stolt method needs a constant velocity, and the model is a {}: use phase-shift for v(z) or \
              split-step for v(x, y, z)",
             velocity.describe()
-        ))),
-        Method::PhaseShift if velocity.varies_laterally() => Err(config(format!(
+        ),
+        Method::PhaseShift if velocity.varies_laterally() => format!(
             "the phase-shift method needs a velocity that depends on depth only, and the model ({}) varies \
              laterally: use split-step",
             velocity.describe()
-        ))),
-        _ => Ok(()),
-    }
+        ),
+        _ => return Ok(()),
+    };
+    // The method is blamed where the job sets it; else the kind of velocity the job gives.
+    Err(Error::at_key("imaging.method", message).or_key("velocity.kind"))
 }
 
 #[cfg(test)]

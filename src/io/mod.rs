@@ -117,7 +117,9 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
     }
 }
 
-/// Open a volume for reading, by format.
+/// Open a volume for reading, by format. A reading option that cannot be used is an [`Error::Setting`] named
+/// by its key among the reading options (`iline_byte`); a job puts it under the table that holds them
+/// (`input`, `velocity.input`) with [`Error::within`].
 pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
     match detect_format(path, opts.format)? {
         FileFormat::Segy => Ok(Box::new(segy::SegyReader::open(path, &opts.segy())?)),

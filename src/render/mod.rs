@@ -168,10 +168,11 @@ impl Default for RenderOptions {
 const MAX_PIXELS_LIMIT: u64 = 1 << 28;
 
 impl RenderOptions {
-    /// Reject options that cannot give an image, naming the option.
+    /// Reject options that cannot give an image, naming the option (by its key in these options: a job
+    /// puts it under `output.render`).
     pub fn validate(&self) -> Result<()> {
         let fail = |name: &str, rule: &str, value: String| {
-            Err(Error::Request(format!("render option `{name}` must be {rule}, got {value}")))
+            Err(Error::at_key(name, format!("render option `{name}` must be {rule}, got {value}")))
         };
         if !(self.clip_percentile > 0.0 && self.clip_percentile <= 100.0) {
             return fail("clip_percentile", "in (0, 100]", self.clip_percentile.to_string());

@@ -79,6 +79,28 @@ fn mistakes_in_the_file_are_exit_2_at_their_line_and_column() {
         (job("", "[output.render]\nclip_percentile = 120.0"), "120.0", "output.render.clip_percentile: render option"),
         (job("", "depth_slices = [-10.0]"), "[-10.0]", "output.depth_slices: depths must be in metres, ≥ 0"),
         (job("", "").replace("[120]", "[9999]"), "[9999]", "output.inlines: inline 9999 is not in the survey"),
+        // Reading keys are checked by the reader, which names them; the job puts them under their table.
+        (
+            job("", "").replace("[input]\n", "[input]\niline_byte = 300\n"),
+            "300",
+            "input.iline_byte: iline_byte = 300: a 4-byte trace header field must start at byte 1 to 237",
+        ),
+        (
+            job("", "").replace(
+                "kind = \"constant\"\nvelocity = 2000.0",
+                &format!("kind = \"file\"\npath = {:?}\n\n[velocity.input]\nxline_byte = 240", f3()),
+            ),
+            "240",
+            "velocity.input.xline_byte: xline_byte = 240: a 4-byte trace header field",
+        ),
+        (
+            job("", "").replace(
+                "kind = \"constant\"\nvelocity = 2000.0",
+                "kind = \"table\"\ndepths = [0.0, 500.0]\nvelocities = [1500.0, -1.0]",
+            ),
+            "[1500.0, -1.0]",
+            "velocity.velocities: table velocity -1 m/s is not a positive number",
+        ),
         (job("", "crosslines = [100]"), "[100]", "output.crosslines: crossline 100 is not in the survey"),
         (job("", "[[output.roi]]\nname = \"a b\""), "\"a b\"", "output.roi.0.name: \"a b\" must be letters, digits"),
     ];
@@ -93,6 +115,20 @@ fn mistakes_in_the_file_are_exit_2_at_their_line_and_column() {
     let o = validate(dir.path(), &text, &[]);
     assert_eq!(o.code(), Some(2), "{o:?}");
     assert!(o.stderr.contains("missing field `velocity`: the job file needs this table"), "{o:?}");
+}
+
+/// A mistake found only once the input is open stops `run` as it stops `validate`: exit 2 at its line,
+/// before any output is made.
+#[test]
+fn a_mistake_found_while_planning_stops_a_run_with_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = job("fmin = 70.0\nfmax = 40.0", "");
+    let path = write_job(&dir.path().join("job.toml"), &text);
+    let o = run(&["run", path.to_str().unwrap(), "--backend", "cpu"]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    let expect = format!("{}: imaging.fmin: need 0 ≤ fmin < fmax, not fmin 70 Hz, fmax 40 Hz", position(&text, "70.0"));
+    assert!(o.stderr.contains(&expect), "expected {expect:?}\n{o:?}");
+    assert!(!dir.path().join("out").exists(), "the run made its output folder");
 }
 
 #[test]

@@ -22,7 +22,7 @@ pub mod writer;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Result};
 
 pub use file::SegyFile;
 pub use geometry::{Direction, Grid, Sorting};
@@ -91,9 +91,8 @@ impl SegyOptions {
         };
         match at.invalid() {
             None => Ok(at),
-            Some((name, byte)) => Err(Error::config(
-                "SEG-Y options",
-                Location::File,
+            Some((name, byte)) => Err(Error::at_key(
+                format!("{name}_byte"),
                 format!("{name}_byte = {byte}: a 4-byte trace header field must start at byte 1 to 237"),
             )),
         }
@@ -102,9 +101,8 @@ impl SegyOptions {
     /// The sample interval forced by the options, if any, in the units of the headers (µs, or mm).
     pub fn interval_override(&self) -> Result<Option<f64>> {
         match self.sample_interval {
-            Some(dt) if !(dt.is_finite() && dt > 0.0) => Err(Error::config(
-                "SEG-Y options",
-                Location::File,
+            Some(dt) if !(dt.is_finite() && dt > 0.0) => Err(Error::at_key(
+                "sample_interval",
                 format!("sample_interval = {dt}: must be a positive number of ms (m for depth)"),
             )),
             dt => Ok(dt.map(|dt| dt * 1000.0)),
@@ -116,7 +114,7 @@ impl SegyOptions {
         self.sample_format
             .map(|code| {
                 SampleFormat::from_code(code as i32)
-                    .map_err(|e| Error::config("SEG-Y options", Location::File, format!("sample_format = {code}: {e}")))
+                    .map_err(|e| Error::at_key("sample_format", format!("sample_format = {code}: {e}")))
             })
             .transpose()
     }

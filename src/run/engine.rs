@@ -1,0 +1,161 @@
+//! The compute engine's life cycle in a run: chosen for the job's backend, set up on a thread of its own
+//! while the job is prepared, ready for one job after another, and released on a thread of its own while
+//! the last products are written.
+
+use std::sync::mpsc::SyncSender;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::context::RunContext;
+use crate::error::{Error, Result};
+use crate::imaging::{BackendChoice, CpuEngine, Engine, ImageRequest, Migration, Plan, ProductSink};
+use crate::job::{Backend, Job};
+use crate::stats::RunStats;
+
+use super::Prepared;
+
+/// Pick the engine for `backend` (the job's, unless the command line overrides it).
+pub fn select_engine(job: &Job, backend: Backend) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
+    let compute = &job.config.compute;
+    let threads = (compute.threads > 0).then_some(compute.threads);
+    let cpu = |why: String| -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
+        let engine = CpuEngine::new(threads)?;
+        let detail = format!("{} threads{why}", engine.threads());
+        Ok((Box::new(engine), BackendChoice { kind: "cpu", detail }))
+    };
+    match backend {
+        Backend::Cpu => cpu(String::new()),
+        // A scheduler sees exit code 1: the job is right, this machine cannot run it (see docs/cluster.md).
+        Backend::Cuda => crate::gpu::engine_for(compute)
+            .map_err(|why| Error::Backend(format!("the cuda backend was asked for but cannot run here: {why}"))),
+        Backend::Auto => {
+            crate::gpu::engine_for(compute).or_else(|why| cpu(format!("; no usable GPU, so the CPU: {why}")))
+        }
+    }
+}
+
+/// What the set-up thread hands back: the engine, the backend it runs on, and how long the set-up took.
+type StartedEngine = (Box<dyn Engine + Send>, BackendChoice, Duration);
+
+/// An engine being set up on a thread of its own: the CUDA start-up (driver, context, kernel compilation, a
+/// fraction of a second) then overlaps opening the input and planning the job, and once the job is planned
+/// ([`EngineStart::plan_ready`]) the engine makes its buffers for it before it is ready.
+pub struct EngineStart {
+    handle: JoinHandle<Result<StartedEngine>>,
+    plans: Option<SyncSender<(Plan, ImageRequest)>>,
+}
+
+/// Begin setting up the engine for `job` (the job's backend unless `backend` overrides it).
+pub fn start_engine(job: &Job, backend: Backend) -> EngineStart {
+    let job = job.clone();
+    let (plans, planned) = std::sync::mpsc::sync_channel::<(Plan, ImageRequest)>(1);
+    let handle = std::thread::spawn(move || {
+        let t = Instant::now();
+        let (mut engine, choice) = select_engine(&job, backend)?;
+        // The job's plan arrives when it is made, or never (the job failed, or is run elsewhere).
+        if let Ok((plan, request)) = planned.recv() {
+            if let Err(e) = engine.prepare(&plan, &request) {
+                tracing::debug!("the engine could not prepare for the job ahead ({e}); it will when it runs it");
+            }
+        }
+        Ok((engine, choice, t.elapsed()))
+    });
+    EngineStart { handle, plans: Some(plans) }
+}
+
+impl EngineStart {
+    /// The job this engine is for is planned: the engine may make ready what its run needs.
+    pub fn plan_ready(&mut self, p: &Prepared) {
+        if let Some(plans) = self.plans.take() {
+            let _ = plans.send((p.plan.clone(), p.request.clone()));
+        }
+    }
+
+    /// The engine once it is set up (waiting for it if need be).
+    pub fn ready(mut self) -> Result<ReadyEngine> {
+        let t = Instant::now();
+        self.plans = None;
+        let (engine, choice, setup) = self
+            .handle
+            .join()
+            .map_err(|_| Error::Internal("the thread setting up the compute engine panicked".into()))??;
+        Ok(ReadyEngine { engine, choice, setup: Some((setup, t.elapsed())) })
+    }
+}
+
+/// A set-up engine, which runs one job after another.
+pub struct ReadyEngine {
+    engine: Box<dyn Engine + Send>,
+    pub choice: BackendChoice,
+    /// How long the set-up took and how long the first job waited for it; recorded by that job only.
+    setup: Option<(Duration, Duration)>,
+}
+
+impl ReadyEngine {
+    /// Migrate `m`, handing each product to `sink` as it is finished (see [`Engine::migrate_into`]).
+    pub fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
+        self.engine.migrate_into(m, ctx, sink)
+    }
+
+    /// Record in `stats` how long the set-up took and how long the job waited for it, if this is the first
+    /// job the engine runs.
+    pub fn record_setup(&mut self, stats: &mut RunStats) {
+        if let Some((setup, wait)) = self.setup.take() {
+            stats.add("engine-setup", setup, 0);
+            stats.add("engine-wait", wait, 0);
+        }
+    }
+
+    /// Free what the engine holds for the run it finished, keeping the engine for the next job.
+    pub fn release_last_run(&mut self) {
+        self.engine.release_last_run();
+    }
+
+    /// Release the engine on a thread of its own: tearing down a GPU engine (its context, streams, modules
+    /// and pinned buffers) takes a noticeable fraction of a second, which the products need not wait for.
+    pub fn release(self) -> Release {
+        let engine = self.engine;
+        Release(std::thread::spawn(move || {
+            let t = Instant::now();
+            drop(engine);
+            t.elapsed()
+        }))
+    }
+}
+
+/// An engine being released ([`ReadyEngine::release`]).
+#[must_use = "a process must not exit while the driver tears a context down: wait for the release"]
+pub struct Release(JoinHandle<Duration>);
+
+impl Release {
+    /// Wait until the engine is released.
+    pub fn wait(self) -> Result<()> {
+        let took =
+            self.0.join().map_err(|_| Error::Internal("the thread releasing the compute engine panicked".into()))?;
+        tracing::debug!("compute engine released in {:.3} s", took.as_secs_f64());
+        Ok(())
+    }
+}
+
+/// What decides the engine a job needs: jobs that agree on it can share one (see `seisimage run`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineKey {
+    backend: Backend,
+    threads: usize,
+    device: usize,
+    fast_math: bool,
+    device_memory_gb: Option<f64>,
+}
+
+impl EngineKey {
+    pub fn of(job: &Job, backend: Backend) -> Self {
+        let c = &job.config.compute;
+        EngineKey {
+            backend,
+            threads: c.threads,
+            device: c.device,
+            fast_math: c.fast_math,
+            device_memory_gb: c.device_memory_gb,
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Preparing a job: its input opened, its velocity loaded, its products and its plan made, with every
+//! mistake found on the way placed at the line of the job file (or the `--set` override) it comes from.
+
+use std::time::Instant;
+
+use crate::cancel::CancelToken;
+use crate::error::{Error, Result};
+use crate::imaging::{image_geometry, ImageRequest, Migration, Plan};
+use crate::job::Job;
+use crate::products::{self, ProductSpec, ProductTarget};
+use crate::velocity::VelocityModel;
+use crate::volume::{Geometry, VolumeReader};
+
+/// A job with its input open, its velocity loaded and its plan made: everything `validate` prints and
+/// `run` needs, found before any heavy work.
+pub struct Prepared {
+    pub job: Job,
+    pub reader: Box<dyn VolumeReader>,
+    pub bin_size: [f64; 2],
+    /// Where the bin size came from ("job file" or "survey coordinates").
+    pub bin_size_source: &'static str,
+    pub velocity: VelocityModel,
+    pub image: Geometry,
+    pub products: Vec<ProductSpec>,
+    pub request: ImageRequest,
+    pub plan: Plan,
+}
+
+/// Open the input and plan the job. A wrong setting found on the way names the line of the job file (or
+/// the `--set` override) it comes from.
+pub fn prepare(job: Job) -> Result<Prepared> {
+    let c = &job.config;
+    let t = Instant::now();
+    let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| job.locate(e.within("input")))?;
+    tracing::debug!("{} opened in {:.3} s", c.input.path.display(), t.elapsed().as_secs_f64());
+    let input = reader.geometry().clone();
+    let (bin_size, bin_size_source) = match (c.input.bin_size, input.coords) {
+        (Some(b), _) => (b, "job file"),
+        (None, Some(t)) => (t.bin_size(), "survey coordinates"),
+        (None, None) => {
+            return Err(job.error_at(
+                "input.bin_size",
+                format!(
+                    "{} has no trace coordinates, so the distance between traces is unknown: set input.bin_size = \
+                     [metres between inlines, metres between crosslines]",
+                    c.input.path.display()
+                ),
+            ))
+        }
+    };
+    if bin_size.iter().any(|b| !b.is_finite() || *b <= 0.0) {
+        return Err(job.error_at(
+            "input.bin_size",
+            format!("the trace spacing from the {bin_size_source} is {bin_size:?} m; set input.bin_size"),
+        ));
+    }
+    let planned = || -> Result<_> {
+        let velocity = c.velocity.load(&input)?;
+        let image = image_geometry(&input, &c.imaging, &velocity)?;
+        let products = products::plan_products(&c.output, &image)?;
+        let request = products::request(&products);
+        let mut plan = Plan::new(&input, bin_size, &c.window, &c.imaging, &velocity, &request)?;
+        plan.nonfinite = c.input.nonfinite;
+        Ok((velocity, image, products, request, plan))
+    };
+    let (velocity, image, products, request, plan) = planned().map_err(|e: Error| job.locate(e))?;
+    Ok(Prepared { job, reader, bin_size, bin_size_source, velocity, image, products, request, plan })
+}
+
+impl Prepared {
+    /// The migration this job asks of an engine.
+    pub fn migration(&self) -> Migration<'_> {
+        Migration { input: self.reader.as_ref(), plan: &self.plan, velocity: &self.velocity, request: &self.request }
+    }
+
+    /// Where this job's products go and how they are drawn, for a run stopped by `cancel`.
+    pub fn product_target(&self, cancel: CancelToken) -> ProductTarget<'_> {
+        let output = &self.job.config.output;
+        ProductTarget { dir: &output.dir, image: &self.image, bin_size: self.bin_size, render: &output.render, cancel }
+    }
+
+    /// What `validate` prints: the input, the plan and the products.
+    pub fn describe(&self) -> Vec<String> {
+        let g = self.reader.geometry();
+        let mut lines = vec![
+            format!("input     {}", self.reader.describe()),
+            format!(
+                "          {} inlines ({}..={}) × {} crosslines ({}..={}) × {} samples of {} ms; {} missing traces",
+                g.ilines.len,
+                g.ilines.first,
+                g.ilines.last(),
+                g.xlines.len,
+                g.xlines.first,
+                g.xlines.last(),
+                g.samples.len,
+                g.samples.step,
+                g.n_missing()
+            ),
+            format!(
+                "          bins {:.2} m between inlines × {:.2} m between crosslines (from the {})",
+                self.bin_size[0], self.bin_size[1], self.bin_size_source
+            ),
+        ];
+        lines.extend(self.plan.describe().into_iter().map(|l| format!("plan      {l}")));
+        lines.push(format!("output    {}", self.job.config.output.dir.display()));
+        for p in &self.products {
+            let [a, b, c] = p.region.shape();
+            let mut what: Vec<String> = Vec::new();
+            if p.png {
+                what.push("png".into());
+            }
+            what.extend(p.formats.iter().map(|f| f.extension().to_string()));
+            lines.push(format!("          {:<24} {a} × {b} × {c} values → {}", p.stem, what.join(", ")));
+        }
+        lines
+    }
+}
