@@ -87,6 +87,13 @@ impl TraceTransform {
 
 /// 2-D FFTs of one padded plane `[il_pad][xl_pad]`: along the contiguous rows, then along the columns
 /// through a transposed copy.
+///
+/// The transposes are the `transpose` crate's (the one rustfft uses): `cargo bench --bench transpose` set it
+/// against the cache-tiled loop (32 × 32 tiles, indexed with bounds checks) seisimage had, a plane of
+/// Complex32 transposed and back, alternating. The crate's time as a ratio to the tiled loop's, one run
+/// on a 16-core x86-64 host: 36 × 30 points 0.27, 160 × 160 0.25, 250 × 270 0.22, 512 × 512 0.26,
+/// 540 × 640 0.46, 1024 × 1024 0.29, 2048 × 2048 0.96; one run on a 2-core machine: 0.28 to 0.39 up to
+/// 540 × 640, 0.61 to 0.64 above.
 pub struct Fft2 {
     shape: [usize; 2],
     forward: [Arc<dyn Fft<f32>>; 2],
@@ -130,23 +137,10 @@ impl Fft2 {
         let [rows, cols] = self.shape;
         ffts[0].process_with_scratch(plane, &mut s.work[..ffts[0].get_inplace_scratch_len()]);
         if rows > 1 {
-            transpose(plane, &mut s.transposed, rows, cols);
+            // The crate takes the input's width (its row length) before its height.
+            transpose::transpose(plane, &mut s.transposed, cols, rows);
             ffts[1].process_with_scratch(&mut s.transposed, &mut s.work[..ffts[1].get_inplace_scratch_len()]);
-            transpose(&s.transposed, plane, cols, rows);
-        }
-    }
-}
-
-/// `dst[c][r] = src[r][c]` for a `rows × cols` matrix, in cache-sized tiles.
-pub fn transpose<T: Copy>(src: &[T], dst: &mut [T], rows: usize, cols: usize) {
-    const TILE: usize = 32;
-    for r0 in (0..rows).step_by(TILE) {
-        for c0 in (0..cols).step_by(TILE) {
-            for r in r0..(r0 + TILE).min(rows) {
-                for c in c0..(c0 + TILE).min(cols) {
-                    dst[c * rows + r] = src[r * cols + c];
-                }
-            }
+            transpose::transpose(&s.transposed, plane, rows, cols);
         }
     }
 }
@@ -286,14 +280,15 @@ mod tests {
         }
     }
 
+    /// The argument order `Fft2` relies on: a 35 × 70 matrix is 70 wide and 35 high.
     #[test]
     fn transpose_round_trip() {
         let a: Vec<u32> = (0..35 * 70).collect();
         let mut t = vec![0; a.len()];
-        transpose(&a, &mut t, 35, 70);
+        transpose::transpose(&a, &mut t, 70, 35);
         assert_eq!(t[3 * 35 + 2], a[2 * 70 + 3]);
         let mut back = vec![0; a.len()];
-        transpose(&t, &mut back, 70, 35);
+        transpose::transpose(&t, &mut back, 35, 70);
         assert_eq!(back, a);
     }
 }

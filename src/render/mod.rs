@@ -3,8 +3,8 @@
 //! A slice becomes an image in this order: the symmetric clip is taken from the amplitudes ([`clip`]); the
 //! data area is sized from the true spacing of the axes and the samples are interpolated onto it
 //! (`resample`); amplitudes become colours ([`colormap`]); the axes, title and colour bar are drawn
-//! around it (`annotate`, with the built-in bitmap font of `font`); the PNG and its JSON [`sidecar`] are
-//! written. [`section`] cuts inline, crossline and horizontal slices out of a volume.
+//! around it (`annotate`, with the built-in bitmap font of `font`); the PNG (`encode`) and its JSON
+//! [`sidecar`] are written. [`section`] cuts inline, crossline and horizontal slices out of a volume.
 //!
 //! `docs/rendering.md` describes the conventions (polarity, aspect, clip) and the sidecar for users.
 
@@ -12,8 +12,8 @@ mod annotate;
 mod canvas;
 pub mod clip;
 pub mod colormap;
+mod encode;
 mod font;
-pub mod png_encode;
 mod resample;
 pub mod section;
 pub mod sidecar;
@@ -30,6 +30,7 @@ use crate::volume::{Domain, LineAxis, SampleAxis};
 use canvas::Canvas;
 pub use clip::ClipSource;
 pub use colormap::Colormap;
+pub use encode::write_rgb_png;
 pub use resample::Aspect;
 pub use section::SliceData;
 pub use sidecar::{AxisRecord, ClipRecord, Sidecar};
@@ -315,9 +316,7 @@ fn software() -> String {
 fn encode_png(out: &TempOutput, canvas: &Canvas, title: Option<&str>) -> Result<()> {
     let name = out.final_path();
     let mut file = out.create()?;
-    let (width, height) = (canvas.width as u32, canvas.height as u32);
-    let opts = png_encode::EncodeOptions::default();
-    png_encode::write_rgb_png(&mut file, width, height, &canvas.rgb, &software(), title, &opts).at(name)?;
+    write_rgb_png(&mut file, canvas.width as u32, canvas.height as u32, &canvas.rgb, title).at(name)?;
     file.flush().at(name)
 }
 

@@ -7,7 +7,7 @@ use nom::number::complete::{f64 as nom_f64, i16, i32, u16, u64, u8};
 use nom::Parser;
 use serde::Serialize;
 
-use super::layout::ByteOrder;
+use super::byte_order::ByteOrder;
 
 /// Where the binary header starts in the file (0-based).
 pub const BINARY_HEADER_START: usize = 3200;

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::binary::{BinaryHeader, BINARY_HEADER_LEN, BINARY_HEADER_START, FILE_HEADER_LEN};
-use super::layout::{self, ByteOrder, ByteOrderSource, TraceCount};
+use super::byte_order::ByteOrder;
+use super::layout::{self, ByteOrderSource, TraceCount};
 use super::sample_format::SampleFormat;
 use super::text::{self, TextHeader, TEXT_RECORD_LEN};
 use super::trace_header::{HeaderLocations, TraceHeader, TRACE_HEADER_LEN};

@@ -1,8 +1,8 @@
 //! SEG-Y rev 0/1/2 post-stack volumes: headers parsed with `nom`, the file memory-mapped, traces decoded
 //! in parallel straight into the caller's buffer.
 //!
-//! The modules follow the data flow of a read: [`text`] and [`binary`] headers, then [`layout`] (byte
-//! order, trace size, trace count) and the [`sample_format`], giving a [`SegyFile`] ([`mod@file`]) that reads
+//! The modules follow the data flow of a read: [`text`] and [`binary`] headers, then [`layout`] (the
+//! [`byte_order`], trace size, trace count) and the [`sample_format`], giving a [`SegyFile`] ([`mod@file`]) that reads
 //! any trace by number and knows nothing of grids; [`trace_header`] fields feed one sequential pass in
 //! [`geometry`] that places every trace in the inline × crossline grid; [`reader`] serves boxes of that grid
 //! ([`SegyReader`]). [`writer`] goes the other way.
@@ -11,6 +11,7 @@
 //! code); error locations are 0-based offsets from the start of the file.
 
 pub mod binary;
+pub mod byte_order;
 pub mod file;
 pub mod geometry;
 pub mod layout;
@@ -24,9 +25,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+pub use byte_order::ByteOrder;
 pub use file::SegyFile;
 pub use geometry::{Direction, Grid, Sorting};
-pub use layout::{ByteOrder, ByteOrderSource};
+pub use layout::ByteOrderSource;
 pub use reader::{SegyReader, SegySummary};
 pub use sample_format::SampleFormat;
 pub use text::{TextEncoding, TextHeader};

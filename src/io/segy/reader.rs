@@ -6,9 +6,10 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use super::byte_order::ByteOrder;
 use super::file::SegyFile;
 use super::geometry::{Direction, Grid, Sorting, MISSING};
-use super::layout::{ByteOrder, ByteOrderSource};
+use super::layout::ByteOrderSource;
 use super::text::TextEncoding;
 use super::trace_header::HeaderLocations;
 use super::SegyOptions;

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::layout::ByteOrder;
+use super::byte_order::ByteOrder;
 
 /// The encoding of trace samples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::layout::ByteOrder;
+use super::byte_order::ByteOrder;
 use super::HeaderPreset;
 
 pub const TRACE_HEADER_LEN: usize = 240;

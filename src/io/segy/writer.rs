@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::binary::{BinaryHeader, FILE_HEADER_LEN};
-use super::layout::ByteOrder;
+use super::byte_order::ByteOrder;
 use super::sample_format::{f32_to_ibm, SampleFormat};
 use super::text::encode_ebcdic;
 use super::trace_header::{TraceHeader, TRACE_ID_DEAD, TRACE_ID_SEISMIC};
