@@ -23,17 +23,14 @@ use super::device::{self, check, copy_2d, elapsed_ms, DeviceBuffer, PinnedBuffer
 use super::engine::{grid_1d, Arg, GpuEngine};
 use super::fft::{self, Layout};
 use super::memory::{self, Bands, Budget};
+use super::prelude::{Cpx, Segment, BAND_TILE, PS_LANES, PS_WARPS, SEG_EXACT, SEG_MOVES, SEG_NEW_FACTORS};
 use crate::context::RunContext;
 use crate::error::{Error, Result};
-use crate::imaging::plan::Segment;
-use crate::imaging::{formulas, Completion, ImageRequest, Method, Plan, ProductSink};
+use crate::imaging::{formulas, plan, Completion, ImageRequest, Method, Plan, ProductSink};
 use crate::stats::{RunStats, Stages};
 use crate::velocity::VelocityModel;
 use crate::volume::{VolumeReader, WriteMode};
 use crate::window;
-
-/// A complex float as the kernels see it (`cpx` in kernels/common.cuh).
-type Cpx = [f32; 2];
 
 /// Pinned staging buffers (and device landing slots) in flight during ingest: while the device transforms
 /// one chunk and the bus carries the next, the host fills a third.
@@ -41,9 +38,6 @@ pub const RING: usize = 3;
 /// Levels imaged per launch of the phase-shift kernel: its k-domain sums live in shared memory
 /// (levels × 32 lanes × 8 bytes = 32 KiB), under the 48 KiB a kernel gets without opting in.
 const PS_MAX_SLOTS: usize = 128;
-/// Lanes and warps of a phase-shift CTA (PS_LANES, PS_WARPS in kernels/phase_shift.cu).
-const PS_LANES: u32 = 32;
-const PS_WARPS: u32 = 8;
 
 /// One migration on the device: its buffers and plans, and the plan's tables.
 pub(super) struct Run<'a> {
@@ -568,10 +562,9 @@ impl<'a> Run<'a> {
     /// inline `il0`) into the spectrum.
     fn band_transpose(&self, slot: usize, traces: usize, il0: usize, band: &Range<usize>) -> Result<()> {
         let plan = self.plan;
-        let tile = 32u32;
         let cfg = LaunchConfig {
-            grid_dim: ((band.len() as u32).div_ceil(tile), (traces as u32).div_ceil(tile), 1),
-            block_dim: (tile, 8, 1),
+            grid_dim: ((band.len() as u32).div_ceil(BAND_TILE), (traces as u32).div_ceil(BAND_TILE), 1),
+            block_dim: (BAND_TILE, 8, 1),
             shared_mem_bytes: 0,
         };
         self.e.launch(
@@ -1078,17 +1071,11 @@ fn dip_args(plan: &Plan) -> (f32, f32) {
 /// A launch of the phase-shift kernel: the segments from the previous launch's last level down to this
 /// one's, with slots renumbered from 0.
 struct PsBlock {
-    /// `Segment` as kernels/phase_shift.cu lays it out, 32 bytes: velocity and thickness (f64), 2/v and
-    /// thickness/π (f32), slot (−1: none) and flags (i32).
-    segments: Vec<[u64; 4]>,
+    segments: Vec<Segment>,
     slot_levels: Vec<usize>,
     slot_velocity: Vec<f32>,
 }
 
-/// Flags of a kernel `Segment` (SEG_NEW_FACTORS, SEG_EXACT, SEG_MOVES in kernels/phase_shift.cu).
-const SEG_NEW_FACTORS: u32 = 1;
-const SEG_EXACT: u32 = 2;
-const SEG_MOVES: u32 = 4;
 /// Stretches thicker than this (m) take the kernel's double-precision path: their phase (kz × thickness)
 /// is too large for float to carry with 1e-5 rad accuracy.
 const FLOAT_MAX_THICKNESS: f64 = 40.0;
@@ -1134,15 +1121,16 @@ fn phase_shift_launches(plan: &Plan) -> Vec<PsBlock> {
     out
 }
 
-fn encode(s: &Segment, slot: i32, flags: u32) -> [u64; 4] {
-    let slowness2 = (2.0 / s.velocity) as f32;
-    let phase_scale = (s.thickness / std::f64::consts::PI) as f32;
-    [
-        s.velocity.to_bits(),
-        s.thickness.to_bits(),
-        slowness2.to_bits() as u64 | (phase_scale.to_bits() as u64) << 32,
-        slot as u32 as u64 | (flags as u64) << 32,
-    ]
+/// The kernel's record of stretch `s`.
+fn encode(s: &plan::Segment, slot: i32, flags: i32) -> Segment {
+    Segment {
+        velocity: s.velocity,
+        thickness: s.thickness,
+        slowness2: (2.0 / s.velocity) as f32,
+        phase_scale: (s.thickness / std::f64::consts::PI) as f32,
+        slot,
+        flags,
+    }
 }
 
 #[cfg(test)]
@@ -1175,13 +1163,13 @@ mod tests {
         assert_eq!(levels, plan.levels.iter().map(|l| l.index).collect::<Vec<_>>());
         assert!(launches.iter().all(|b| b.slot_levels.len() <= PS_MAX_SLOTS));
         assert!(launches.len() > plan.blocks.len(), "blocks of 200 levels must be cut");
-        let thickness: f64 = launches.iter().flat_map(|b| &b.segments).map(|s| f64::from_bits(s[1])).sum();
+        let thickness: f64 = launches.iter().flat_map(|b| &b.segments).map(|s| s.thickness).sum();
         assert!((thickness - plan.last_level() as f64 * 5.0).abs() < 1e-3, "{thickness}");
         for b in &launches {
-            let slots: Vec<i32> = b.segments.iter().map(|s| s[3] as u32 as i32).filter(|&s| s >= 0).collect();
+            let slots: Vec<i32> = b.segments.iter().map(|s| s.slot).filter(|&s| s >= 0).collect();
             // the first stretch of every launch computes its factors (they start as 1)
-            let first = b.segments.iter().find(|s| f64::from_bits(s[1]) > 0.0).expect("a stretch");
-            assert_eq!((first[3] >> 32) as u32 & SEG_NEW_FACTORS, SEG_NEW_FACTORS);
+            let first = b.segments.iter().find(|s| s.thickness > 0.0).expect("a stretch");
+            assert_eq!(first.flags & SEG_NEW_FACTORS, SEG_NEW_FACTORS);
             assert_eq!(slots, (0..b.slot_levels.len() as i32).collect::<Vec<_>>());
         }
     }

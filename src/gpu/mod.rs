@@ -9,6 +9,7 @@ pub mod kernel_cache;
 pub mod kernels;
 pub mod memory;
 mod migrate;
+pub mod prelude;
 pub mod runtime;
 
 pub use engine::GpuEngine;
