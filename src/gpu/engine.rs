@@ -186,10 +186,6 @@ impl GpuEngine {
         check(&format!("launching {name}"), unsafe { b.launch(cfg) }).map(|_| ())
     }
 
-    pub(super) fn event(&self) -> Result<CudaEvent> {
-        self.gpu.timing_event()
-    }
-
     pub(super) fn record(&self, e: &CudaEvent, stream: &CudaStream) -> Result<()> {
         check("recording an event", e.record(stream))
     }

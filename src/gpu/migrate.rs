@@ -19,11 +19,12 @@ use std::time::{Duration, Instant};
 use cudarc::driver::{CudaEvent, LaunchConfig};
 use rayon::prelude::*;
 
-use super::device::{self, check, copy_2d, elapsed_ms, DeviceBuffer, PinnedBuffer, Source};
+use super::device::{self, check, copy_2d, DeviceBuffer, PinnedBuffer, Source};
 use super::engine::{grid_1d, Arg, GpuEngine};
 use super::fft::{self, Layout};
 use super::memory::{self, Bands, Budget};
 use super::prelude::{Cpx, Segment, BAND_TILE, PS_LANES, PS_WARPS, SEG_EXACT, SEG_MOVES, SEG_NEW_FACTORS};
+use super::timer::DeviceTimer;
 use crate::context::RunContext;
 use crate::error::{Error, Result};
 use crate::imaging::{formulas, plan, Completion, ImageRequest, Method, Plan, ProductSink};
@@ -54,8 +55,8 @@ pub(super) struct Run<'a> {
     omega: DeviceBuffer<f64>,
     weight: DeviceBuffer<f32>,
     weight_cpx: DeviceBuffer<Cpx>,
-    /// Device-timed sections (stage name, start, end), summed into the stage table at the end.
-    timers: RefCell<Vec<(&'static str, CudaEvent, CudaEvent)>>,
+    /// The device time of the stages on the compute stream, summed into the stage table at the end.
+    timer: DeviceTimer<'a>,
     /// Where the finished products go, and how far they are on their way there.
     handover: Handover<'a>,
 }
@@ -72,14 +73,17 @@ struct Handover<'a> {
     copies: RefCell<Vec<ProductCopy>>,
     /// The products' host memory, being made ready on a thread of its own (see `writable_buffers`).
     host: RefCell<HostMemory>,
-    /// Device time and bytes of the copies handed over.
-    d2h: Cell<(f64, u64)>,
+    /// The device time of the copies (stage "d2h").
+    timer: DeviceTimer<'a>,
+    /// Bytes of the copies handed over.
+    bytes: Cell<u64>,
 }
 
+/// A product's copy to its pinned buffer, queued on the copy-out stream.
 struct ProductCopy {
     index: usize,
-    start: CudaEvent,
-    end: CudaEvent,
+    /// Recorded after the copy.
+    copied: CudaEvent,
 }
 
 enum HostMemory {
@@ -331,14 +335,15 @@ impl<'a> Run<'a> {
             omega: DeviceBuffer::from_slice(gpu, &omega)?,
             weight: DeviceBuffer::from_slice(gpu, &weights)?,
             weight_cpx: DeviceBuffer::from_slice(gpu, &weights_cpx)?,
-            timers: Default::default(),
+            timer: DeviceTimer::new(gpu),
             handover: Handover {
                 sink,
                 completion: RefCell::new(Completion::new(request)),
                 last_band: Cell::new(false),
                 copies: Default::default(),
                 host: RefCell::new(HostMemory::NotYet),
-                d2h: Cell::new((0.0, 0)),
+                timer: DeviceTimer::new(gpu),
+                bytes: Cell::new(0),
             },
         };
         // The clears above ran on the compute stream; the copy stream writes the landing slots next.
@@ -351,22 +356,9 @@ impl<'a> Run<'a> {
         self.buffers
     }
 
-    /// Run `f` on the compute stream as part of stage `name`, timed by device events.
-    fn timed<T>(&self, name: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let (a, b) = (self.e.event()?, self.e.event()?);
-        self.e.record(&a, &self.e.compute)?;
-        let out = f()?;
-        self.e.record(&b, &self.e.compute)?;
-        self.timers.borrow_mut().push((name, a, b));
-        Ok(out)
-    }
-
-    /// Sum the device-timed sections into `stats` (waits for them).
-    fn collect_timers(&self, stats: &mut RunStats) -> Result<()> {
-        for (name, a, b) in self.timers.borrow_mut().drain(..) {
-            stats.add(name, ms(elapsed_ms(&a, &b)?), 0);
-        }
-        Ok(())
+    /// Queue `f`'s work on the compute stream as part of stage `stage` (see [`DeviceTimer`]).
+    fn timed<T>(&self, stage: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.timer.time(stage, &self.e.compute, f)
     }
 
     /// 2-D FFTs of the first `n` planes at `planes`, in place.
@@ -421,7 +413,7 @@ impl<'a> Run<'a> {
         e.sync(&e.compute)?;
         ctx.stats.add("ingest+compute", t.elapsed(), 0);
         let mut steps = Stages::default();
-        self.collect_timers(&mut ctx.stats)?;
+        self.timer.collect(&mut ctx.stats)?;
         steps.lap("timers");
         if e.naive {
             for (i, image) in self.download_naive(&mut ctx.stats)?.into_iter().enumerate() {
@@ -451,8 +443,8 @@ impl<'a> Run<'a> {
         let copied: Vec<CudaEvent> = (0..RING).map(|_| e.gpu.sync_event()).collect::<Result<_>>()?;
         let transformed: Vec<CudaEvent> = (0..RING).map(|_| e.gpu.sync_event()).collect::<Result<_>>()?;
         let chunks = plan.ingest_chunks();
-        let timers: Vec<[CudaEvent; 4]> =
-            chunks.iter().map(|_| Ok([e.event()?, e.event()?, e.event()?, e.event()?])).collect::<Result<_>>()?;
+        // The copies (copy stream) and the transforms (compute stream), summed into the stages at the end.
+        let timer = DeviceTimer::new(&e.gpu);
         let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
         let (mut read_s, mut bytes) = (0.0, 0u64);
         let wall = Instant::now();
@@ -472,44 +464,39 @@ impl<'a> Run<'a> {
             conditioner.check(src)?;
             read_s += t.elapsed().as_secs_f64();
 
-            let [c0, c1, f0, f1] = &timers[c];
             if c >= RING {
                 e.wait(&e.copy_in, &transformed[slot])?;
             }
-            e.record(c0, &e.copy_in)?;
-            // SAFETY: the staging buffer holds `traces` rows of nt floats and stays untouched until
-            // `copied[slot]` completes; the landing slot holds chunk_traces rows of pt floats.
-            unsafe {
-                let from = Source::Host(staging[slot].host_ptr());
-                copy_2d(self.buffers.landing[slot].ptr(), pt * 4, from, nt * 4, nt * 4, traces, &e.copy_in)?;
-            }
-            e.record(c1, &e.copy_in)?;
+            timer.time("h2d", &e.copy_in, || {
+                // SAFETY: the staging buffer holds `traces` rows of nt floats and stays untouched until
+                // `copied[slot]` completes; the landing slot holds chunk_traces rows of pt floats.
+                unsafe {
+                    let from = Source::Host(staging[slot].host_ptr());
+                    copy_2d(self.buffers.landing[slot].ptr(), pt * 4, from, nt * 4, nt * 4, traces, &e.copy_in)
+                }
+            })?;
             e.record(&copied[slot], &e.copy_in)?;
             bytes += (traces * nt * 4) as u64;
 
             e.wait(&e.compute, &copied[slot])?;
-            e.record(f0, &e.compute)?;
-            // SAFETY: landing and half slots are laid out as the R2C plan says (chunk_traces rows); rows past
-            // `traces` in a last, partial chunk are transformed but never read.
-            unsafe {
-                self.buffers.ffts.r2c.exec(self.buffers.landing[slot].ptr(), self.buffers.half[slot].ptr(), true)?
-            };
-            self.band_transpose(slot, traces, il0, band)?;
-            e.record(f1, &e.compute)?;
+            timer.time("time-fft", &e.compute, || {
+                // SAFETY: landing and half slots are laid out as the R2C plan says (chunk_traces rows); rows
+                // past `traces` in a last, partial chunk are transformed but never read.
+                unsafe {
+                    self.buffers.ffts.r2c.exec(self.buffers.landing[slot].ptr(), self.buffers.half[slot].ptr(), true)?
+                };
+                self.band_transpose(slot, traces, il0, band)
+            })?;
             e.record(&transformed[slot], &e.compute)?;
             ctx.progress.advance(il.len() as u64);
         }
         e.sync(&e.compute)?;
         ctx.progress.finish();
-        let (mut h2d_ms, mut fft_ms) = (0.0, 0.0);
-        for [c0, c1, f0, f1] in &timers {
-            h2d_ms += elapsed_ms(c0, c1)?;
-            fft_ms += elapsed_ms(f0, f1)?;
-        }
         ctx.stats.add("read", secs(read_s), bytes);
         ctx.stats.nonfinite_samples += conditioner.check(src)?;
-        ctx.stats.add("h2d", ms(h2d_ms), bytes);
-        ctx.stats.add("time-fft", ms(fft_ms), 0);
+        timer.collect(&mut ctx.stats)?;
+        // The timer knows times, not bytes: the copies' bytes join their stage here.
+        ctx.stats.add("h2d", Duration::ZERO, bytes);
         ctx.stats.add("ingest", wall.elapsed(), bytes);
         ctx.stats.host_to_device_bytes += bytes;
         Ok(())
@@ -647,12 +634,13 @@ impl<'a> Run<'a> {
         let ready = e.gpu.sync_event()?;
         e.record(&ready, &e.compute)?;
         e.wait(&e.copy_out, &ready)?;
-        let (start, end) = (e.event()?, e.event()?);
-        e.record(&start, &e.copy_out)?;
         let product = &self.buffers.products[i];
-        product.download_async(0, &mut self.buffers.products_host.borrow_mut()[i], product.len(), &e.copy_out)?;
-        e.record(&end, &e.copy_out)?;
-        self.handover.copies.borrow_mut().push(ProductCopy { index: i, start, end });
+        self.handover.timer.time("d2h", &e.copy_out, || {
+            product.download_async(0, &mut self.buffers.products_host.borrow_mut()[i], product.len(), &e.copy_out)
+        })?;
+        let copied = e.gpu.sync_event()?;
+        e.record(&copied, &e.copy_out)?;
+        self.handover.copies.borrow_mut().push(ProductCopy { index: i, copied });
         Ok(())
     }
 
@@ -661,15 +649,14 @@ impl<'a> Run<'a> {
         loop {
             let next = {
                 let mut copies = self.handover.copies.borrow_mut();
-                match copies.iter().position(|c| wait || c.end.is_complete()) {
+                match copies.iter().position(|c| wait || c.copied.is_complete()) {
                     Some(k) => copies.remove(k),
                     None => return Ok(()),
                 }
             };
-            let (ms, bytes) = self.handover.d2h.get();
-            let copy_ms = elapsed_ms(&next.start, &next.end)?; // waits for the copy
+            check("waiting for a product's copy", next.copied.synchronize())?;
             let product = &self.buffers.products[next.index];
-            self.handover.d2h.set((ms + copy_ms, bytes + (product.len() * 4) as u64));
+            self.handover.bytes.set(self.handover.bytes.get() + (product.len() * 4) as u64);
             let mut host = self.host_buffer(next.index)?;
             // The product leaves the pinned buffer in parallel pieces.
             const PIECE: usize = 1 << 18;
@@ -960,8 +947,10 @@ impl<'a> Run<'a> {
     fn hand_over_the_rest(&self, stats: &mut RunStats) -> Result<()> {
         self.handover.completion.borrow().check_all_finished()?;
         self.hand_over_copied(true)?;
-        let (ms_total, bytes) = self.handover.d2h.get();
-        stats.add("d2h", ms(ms_total), bytes);
+        self.handover.timer.collect(stats)?;
+        let bytes = self.handover.bytes.get();
+        // The timer knows times, not bytes: the copies' bytes join their stage here.
+        stats.add("d2h", Duration::ZERO, bytes);
         stats.device_to_host_bytes += bytes;
         Ok(())
     }
@@ -1050,10 +1039,6 @@ fn make_ffts(
         None => None,
     };
     Ok((r2c, planes, kz))
-}
-
-fn ms(v: f64) -> Duration {
-    Duration::from_secs_f64(v / 1000.0)
 }
 
 fn secs(v: f64) -> Duration {

@@ -11,6 +11,7 @@ pub mod memory;
 mod migrate;
 pub mod prelude;
 pub mod runtime;
+mod timer;
 
 pub use engine::GpuEngine;
 pub use migrate::RING as STAGING_RING;
