@@ -260,7 +260,7 @@ fn gpu_memory_taken_by_another_user_gives_bands_or_a_clear_error() {
     let other = seisimage::gpu::device::Gpu::open(rt.devices[0].clone()).unwrap();
     // Allocations cost more than their size (page rounding, the driver's tables), so take the memory in
     // steps until what is free is just above that.
-    use seisimage::gpu::engine::{MEMORY_HEADROOM, MEMORY_RESERVE};
+    use seisimage::gpu::memory::{MEMORY_HEADROOM, MEMORY_RESERVE};
     let target = ((limit + MEMORY_RESERVE) as f64 / MEMORY_HEADROOM) as usize + (1 << 20);
     let mut taken = Vec::new();
     for _ in 0..20 {
