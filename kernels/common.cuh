@@ -1,11 +1,16 @@
 // Shared helpers for seisimage's kernels. Compiled by NVRTC at run time (no CUDA headers are available
 // there, so the little complex arithmetic we need is written out here).
+//
+// The program starts with a prelude generated from src/gpu/prelude.rs: the constants, flags and record
+// layouts the host and the kernels share (the names in capitals below and in the other files, and struct
+// Segment) are defined there, once, and never here.
 
 typedef unsigned long long u64;
 
 struct __align__(8) cpx {
     float re, im;
 };
+static_assert(sizeof(cpx) == CPX_BYTES, "cpx: not the host's layout");
 
 __device__ __forceinline__ cpx cpx_make(float re, float im) {
     cpx c;
@@ -34,8 +39,7 @@ __device__ __forceinline__ cpx cpx_conj_scale(cpx a, float s) { return cpx_make(
 // ---- The per-element formulas of the migrations, one for one with src/imaging/formulas.rs ----------------
 // Velocities are true medium velocities v; the exploding-reflector slowness 2 / v is applied here.
 
-// Waves within 0.002° of horizontal count as evanescent (GRAZING in formulas.rs says why).
-#define GRAZING 1e-9
+// Waves within 0.002° of horizontal count as evanescent (GRAZING, from formulas.rs, which says why).
 
 // exp(i kz dz) for kz² = (2ω/v)² − |k|², or 0 for an evanescent wave.
 //

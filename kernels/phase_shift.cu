@@ -6,28 +6,15 @@
 // k-domain image of each imaged level. The spectrum is read once and the field written back once per block;
 // the k-domain images are written once, without global atomics. The field arrives already multiplied by the
 // imaging weights (1 or 2, exact), so imaging is a plain sum.
+//
+// PS_LANES and PS_WARPS (the host launches CTAs of that shape) and the Segment records the host fills come
+// from the prelude.
 
-#define PS_LANES 32
-#define PS_WARPS 8
 #define PS_G 8
 
 // Float is exact enough for exp(i kz dz) over a step (a phase error below 3e-5 rad) except where kz² is
 // within this fraction of (2ω/v)² of zero: there the double path of phase_factor decides, as on the CPU.
 #define PS_GUARD 1e-4f
-
-// One stretch of depth, as the engine prepares it on the host.
-struct Segment {
-    double velocity;   // m/s
-    double thickness;  // m
-    float slowness2;   // 2 / v, for the float path
-    float phase_scale; // thickness / π: sincospif(kz · phase_scale) = sin/cos(kz · thickness)
-    int slot;          // the slot imaged at the bottom of the stretch, or −1
-    int flags;         // SEG_NEW_FACTORS: factors differ from the last stretch's; SEG_EXACT: use the double
-                       // path; SEG_MOVES: the stretch has a thickness (a slot-only entry has none)
-};
-#define SEG_NEW_FACTORS 1
-#define SEG_EXACT 2
-#define SEG_MOVES 4
 
 // exp(i kz dz) for one stretch: in float where that is exact enough (see PS_GUARD), else as phase_factor.
 __device__ __forceinline__ cpx phase_factor_stretch(float om_f, const double* om, float k2_f, double k2,

@@ -1,24 +1,22 @@
 // Ingest: move one chunk of trace spectra (trace-major, as the R2C along contiguous traces leaves them) into
 // the frequency-major spectrum [w][il_pad][xl_pad], keeping only the band's bins and applying the record's
 // start-time delay exp(−iω t0). A shared-memory tile makes both the reads (along frequency) and the writes
-// (along traces) coalesced.
-
-#define TILE 32
+// (along traces) coalesced. The host launches CTAs BAND_TILE threads wide (any height).
 
 extern "C" __global__ void band_transpose(const cpx* __restrict__ trace_spec,  // [n_traces][n_bins]
                                           cpx* __restrict__ spectrum,          // [n_w][n_il_pad][n_xl_pad]
                                           const cpx* __restrict__ delay,       // [n_w]
                                           int n_traces, int n_bins, int first_bin, int n_w, int n_xl,
                                           int first_il, int n_il_pad, int n_xl_pad) {
-    __shared__ cpx tile[TILE][TILE + 1];
-    int w0 = blockIdx.x * TILE;
-    int t0 = blockIdx.y * TILE;
-    for (int r = threadIdx.y; r < TILE; r += blockDim.y) {  // threadIdx.x runs along frequency
+    __shared__ cpx tile[BAND_TILE][BAND_TILE + 1];
+    int w0 = blockIdx.x * BAND_TILE;
+    int t0 = blockIdx.y * BAND_TILE;
+    for (int r = threadIdx.y; r < BAND_TILE; r += blockDim.y) {  // threadIdx.x runs along frequency
         int t = t0 + r, w = w0 + threadIdx.x;
         if (t < n_traces && w < n_w) tile[r][threadIdx.x] = trace_spec[(u64)t * n_bins + first_bin + w];
     }
     __syncthreads();
-    for (int r = threadIdx.y; r < TILE; r += blockDim.y) {  // threadIdx.x runs along traces
+    for (int r = threadIdx.y; r < BAND_TILE; r += blockDim.y) {  // threadIdx.x runs along traces
         int w = w0 + r, t = t0 + threadIdx.x;
         if (t < n_traces && w < n_w) {
             int il = first_il + t / n_xl, xl = t % n_xl;

@@ -5,8 +5,7 @@
 // One thread per (wavenumber, kz line sample r): it sums every kz sample m ≡ r (mod n_kz) of the column's
 // range, so the wrap of kz beyond the grid's Nyquist needs no atomics. The phase −ω t_c and the interpolation
 // position are computed in double precision: both grow with ω · t and would lose digits in float.
-
-#define STOLT_REACH 4.0
+// STOLT_REACH and the sinc's quarter turns come from formulas.rs through the prelude.
 
 // Interpolation taps at fractional position u: the first index and up to 8 weights (formulas.rs).
 __device__ __forceinline__ int interpolation_taps(double u, int sinc, float w[8]) {
@@ -20,9 +19,8 @@ __device__ __forceinline__ int interpolation_taps(double u, int sinc, float w[8]
     float s_frac = sinpif(frac);
     float s_q, c_q;
     sincospif(frac / 4.0f, &s_q, &c_q);
-    const float H = 0.70710678118654752f;
-    const float cos_n[8] = {-H, 0.0f, H, 1.0f, H, 0.0f, -H, -1.0f};
-    const float sin_n[8] = {H, 1.0f, H, 0.0f, -H, -1.0f, -H, 0.0f};
+    const float cos_n[8] = SINC_QUARTER_COS;
+    const float sin_n[8] = SINC_QUARTER_SIN;
     float sum = 0.0f;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {

@@ -1,5 +1,5 @@
 //! A thin, explicit layer over the CUDA driver: one context, streams, events, device and pinned buffers,
-//! pitched copies and kernel launches.
+//! and copies (kernel launches are in `launch.rs`).
 //!
 //! cudarc's safe types track every buffer use with events so that mistakes cannot race; the engine instead
 //! orders its streams itself with events it records on purpose, so that no synchronisation happens that the
@@ -19,7 +19,7 @@ pub fn check<T>(what: &str, r: std::result::Result<T, cu::DriverError>) -> Resul
     r.map_err(|e| Error::Gpu(format!("{what}: {}", driver_error(e))))
 }
 
-/// One device, its context, and the streams of the pipeline.
+/// One device and its context, which makes the streams, events and buffers.
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub info: DeviceInfo,

@@ -97,8 +97,8 @@ pub fn upload_beside(
     // The uploads read a ring of their own, written with streaming stores as the ingest writes its staging,
     // so that the DMA finds the bytes in memory, not in the CPU caches, as it does there. One source buffer
     // written with ordinary stores stays partly cached and let the upload reach 0.90-0.95 × pinned beside
-    // the decode; read from a ring in memory it reaches 0.81-0.83 × (H200 host, 2026-11-21), which is what
-    // the ingest's own copies reach.
+    // the decode; read from a ring in memory it reached 0.81-0.83 × on an H200 host, as the ingest's own
+    // copies do.
     let mut sources = pinned_ring()?;
     let ones = vec![1.0f32; values.min(1 << 16)];
     for source in &mut sources {

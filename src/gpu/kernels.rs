@@ -1,5 +1,6 @@
-//! The CUDA kernels: sources embedded from `kernels/`, compiled by NVRTC for the device's architecture (once
-//! per machine: see [`super::kernel_cache`]), and loaded as one module.
+//! The CUDA kernels: sources embedded from `kernels/` behind the prelude of values the host owns (see
+//! [`super::prelude`]), compiled by NVRTC for the device's architecture (once per machine: see
+//! [`super::kernel_cache`]), and loaded as one module.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -7,10 +8,11 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction};
 use cudarc::nvrtc::Ptx;
 
+use super::prelude;
 use crate::error::{Error, Result};
 
-/// Kernel sources in the order they are concatenated (helpers first). `#line` directives keep NVRTC's
-/// messages pointing at the right file and line.
+/// Kernel sources in the order they are concatenated after the prelude (helpers first). `#line` directives
+/// keep NVRTC's messages pointing at the right file and line.
 pub const SOURCES: &[(&str, &str)] = &[
     ("common.cuh", include_str!("../../kernels/common.cuh")),
     ("spectrum.cu", include_str!("../../kernels/spectrum.cu")),
@@ -38,9 +40,10 @@ pub fn kernel_names() -> Vec<&'static str> {
     names
 }
 
-/// The whole program as NVRTC sees it.
+/// The whole program as NVRTC sees it, and as the kernel cache key hashes it: the prelude, then the sources.
 pub fn program_source() -> String {
-    let mut s = String::new();
+    let mut s = format!("#line 1 \"{}\"\n", prelude::FILE_NAME);
+    s.push_str(&prelude::source());
     for (name, src) in SOURCES {
         s.push_str(&format!("#line 1 \"{name}\"\n"));
         s.push_str(src);
@@ -172,7 +175,7 @@ pub fn signatures(ptx: &str) -> HashMap<String, Vec<ParamKind>> {
     out
 }
 
-/// The loaded kernels of one run.
+/// The kernels loaded into the engine's context, and their parameter types.
 pub struct Kernels {
     functions: HashMap<&'static str, CudaFunction>,
     signatures: HashMap<String, Vec<ParamKind>>,
@@ -198,5 +201,26 @@ impl Kernels {
 
     pub fn get(&self, name: &str) -> &CudaFunction {
         self.functions.get(name).unwrap_or_else(|| panic!("kernel {name} is not in kernels/ (a programming error)"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No kernel repeats a value or layout the host owns: each comes from the prelude.
+    #[test]
+    fn no_kernel_defines_what_the_prelude_defines() {
+        assert_eq!(prelude::defined_again(SOURCES), Vec::<String>::new());
+    }
+
+    /// Every name of the prelude is used by some kernel: none stays behind after the kernel stops using it.
+    #[test]
+    fn every_name_of_the_prelude_is_used_by_a_kernel() {
+        let words: std::collections::HashSet<&str> =
+            SOURCES.iter().flat_map(|(_, src)| src.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))).collect();
+        for name in prelude::names() {
+            assert!(words.contains(name), "{name} is defined by the prelude but no kernel uses it");
+        }
     }
 }

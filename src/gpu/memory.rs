@@ -6,6 +6,21 @@ use std::ops::Range;
 
 use crate::error::{Error, Result};
 
+/// A run may plan to use this fraction of the free device memory, less [`MEMORY_RESERVE`]: cuFFT's plans and
+/// the driver allocate beyond what the plan counts, and every allocation is rounded up to whole pages.
+pub const MEMORY_HEADROOM: f64 = 0.92;
+/// Device memory left out of every plan whatever the job's size: on a nearly full device 8 % of what is
+/// free does not cover the plans and page rounding of a small job (measured: a 24 MiB plan failed to
+/// allocate with 28 MiB free).
+pub const MEMORY_RESERVE: u64 = 64 << 20;
+
+/// Bytes of device memory a run may plan to use when `free` bytes are free and it may use at most `limit`
+/// (`compute.device_memory_gb`; `None`: what is free).
+pub fn usable(free: usize, limit: Option<u64>) -> u64 {
+    let free = ((MEMORY_HEADROOM * free as f64) as u64).saturating_sub(MEMORY_RESERVE);
+    limit.map_or(free, |l| l.min(free))
+}
+
 /// Device memory a run needs, item by item (for the messages).
 #[derive(Clone, Debug, Default)]
 pub struct Budget {
@@ -108,6 +123,15 @@ fn with_spectrum(b: &Budget, spectrum: u64) -> Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_plans_with_part_of_the_free_memory_and_at_most_its_limit() {
+        let gib = 1usize << 30;
+        assert_eq!(usable(gib, None), (0.92 * gib as f64) as u64 - (64 << 20));
+        assert_eq!(usable(gib, Some(100 << 20)), 100 << 20);
+        assert_eq!(usable(gib, Some(4 << 30)), usable(gib, None));
+        assert_eq!(usable(32 << 20, None), 0, "less than the reserve leaves nothing");
+    }
 
     #[test]
     fn bands_are_as_few_and_as_even_as_the_memory_allows() {

@@ -7,12 +7,15 @@ pub mod fft;
 pub mod floors;
 pub mod kernel_cache;
 pub mod kernels;
+mod launch;
 pub mod memory;
-mod migrate;
+pub mod prelude;
+mod run;
 pub mod runtime;
+mod timer;
 
 pub use engine::GpuEngine;
-pub use migrate::RING as STAGING_RING;
+pub use run::RING as STAGING_RING;
 pub use runtime::{probe, DeviceInfo, GpuRuntime, Unavailable};
 
 use crate::error::{Error, Result};

@@ -1,7 +1,8 @@
 //! The per-element arithmetic of the migrations, as small pure functions.
 //!
 //! Engines apply these to every (ω, kx, ky) or (ω, x, y) element of the spectrum layout; a GPU kernel
-//! repeats them formula for formula, so they take plain numbers and hide no state. Conventions (see
+//! repeats them formula for formula, so they take plain numbers and hide no state. The constants the kernels
+//! use are handed to them from here (see `src/gpu/prelude.rs`), never written twice. Conventions (see
 //! `docs/imaging.md`):
 //! - forward transforms use `exp(−i(ωt + kx·x + ky·y))`, so continuing the recorded field *down* by `Δz`
 //!   multiplies it by `exp(+i kz Δz)`;
@@ -109,6 +110,16 @@ pub fn stolt_obliquity(kz: f64, k2: f64) -> f64 {
     }
 }
 
+/// Stolt's remap interpolates from this many frequency samples past the band's last or before its first bin.
+pub const STOLT_REACH: f64 = 4.0;
+
+/// `(cos, sin)` of `π n / 4` for the distances `n = 3 − j` of the eight sinc taps `j` (see
+/// [`interpolation_taps`]).
+pub const SINC_QUARTER_TURNS: [(f64, f64); 8] = {
+    use std::f64::consts::FRAC_1_SQRT_2 as H;
+    [(-H, H), (0.0, 1.0), (H, H), (1.0, 0.0), (H, -H), (0.0, -1.0), (-H, -H), (-1.0, 0.0)]
+};
+
 /// Interpolation taps for a value at fractional position `u` of a regularly sampled sequence: the first
 /// index, the weights, and how many of them are used (2 for linear, 8 for sinc).
 ///
@@ -125,11 +136,9 @@ pub fn interpolation_taps(u: f64, kind: StoltInterpolation) -> (isize, [f64; 8],
             (base as isize, w, 2)
         }
         StoltInterpolation::Sinc => {
-            use std::f64::consts::{FRAC_1_SQRT_2 as H, PI};
+            use std::f64::consts::PI;
             // Tap j sits at distance x = frac + n from u, n = 3 − j. Both sines follow from the fraction alone:
-            // sin(π x) = (−1)ⁿ sin(π frac), and cos(π x / 4) by the angle-sum rule with these cos, sin(π n / 4).
-            const QUARTER_TURNS: [(f64, f64); 8] =
-                [(-H, H), (0.0, 1.0), (H, H), (1.0, 0.0), (H, -H), (0.0, -1.0), (-H, -H), (-1.0, 0.0)];
+            // sin(π x) = (−1)ⁿ sin(π frac), and cos(π x / 4) by the angle-sum rule with cos, sin(π n / 4).
             let first = base as isize - 3;
             let sin_frac = (PI * frac).sin();
             let (sin_q, cos_q) = (PI * frac / 4.0).sin_cos();
@@ -138,7 +147,7 @@ pub fn interpolation_taps(u: f64, kind: StoltInterpolation) -> (isize, [f64; 8],
                 let x = frac + 3.0 - j as f64;
                 let sign = if j % 2 == 0 { -1.0 } else { 1.0 }; // (−1)ⁿ with n = 3 − j
                 let sinc = if x == 0.0 { 1.0 } else { sign * sin_frac / (PI * x) };
-                let (cos_n, sin_n) = QUARTER_TURNS[j];
+                let (cos_n, sin_n) = SINC_QUARTER_TURNS[j];
                 *wj = sinc * 0.5 * (1.0 + cos_q * cos_n - sin_q * sin_n);
                 sum += *wj;
             }

@@ -18,16 +18,13 @@ use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
 use rustfft::FftPlanner;
 
-use super::formulas::{dip_weight, interpolation_taps, stolt_obliquity, stolt_source_frequency};
+use super::formulas::{dip_weight, interpolation_taps, stolt_obliquity, stolt_source_frequency, STOLT_REACH};
 use super::image::{image_block, ImageAssembly, KImages};
 use super::plan::StoltGrid;
 use super::spectrum::{Fft2, Spectrum};
 use super::Plan;
 use crate::context::RunContext;
 use crate::error::Result;
-
-/// Interpolation reaches this many samples past the band's last or before its first bin.
-const REACH: f64 = 4.0;
 
 /// What the remap needs to know about the frequency samples of a column.
 #[derive(Clone, Copy, Debug)]
@@ -51,8 +48,8 @@ pub fn remap_column(
 ) {
     let v = grid.velocity;
     let s = 2.0 / v; // exploding-reflector slowness
-    let lo = freq.first - REACH * freq.step;
-    let hi = freq.first + (column.len() as f64 - 1.0 + REACH) * freq.step;
+    let lo = freq.first - STOLT_REACH * freq.step;
+    let hi = freq.first + (column.len() as f64 - 1.0 + STOLT_REACH) * freq.step;
     let kz_of = |omega: f64| ((omega * s).powi(2) - k2).max(0.0).sqrt();
     if hi * s <= k2.sqrt() {
         return; // the whole band is evanescent at this wavenumber

@@ -3,7 +3,7 @@
 //! CI installs NVRTC from PyPI and sets `SEISIMAGE_NVRTC_TESTS=1`, so there these tests must run; elsewhere
 //! they skip with a message when libnvrtc cannot be loaded.
 
-use seisimage::gpu::kernels;
+use seisimage::gpu::{kernel_cache, kernels, prelude};
 
 fn nvrtc_available() -> bool {
     // SAFETY: only tries to dlopen the library.
@@ -56,6 +56,50 @@ fn kernel_signatures_are_read_from_the_ptx() {
     // pointers, ints, doubles and floats in the order the source declares them
     assert_eq!(sigs["split_step_shift"], vec![U64, U64, U64, U32, U32, F64, F64, F32, F32, F32]);
     assert_eq!(sigs["scale_planes"], vec![U64, U64, U32, U32]);
+}
+
+/// The records the host fills for the kernels lay out in the compiled program as in Rust, field by field;
+/// a program whose record is not the host's is refused.
+#[test]
+fn the_kernels_records_have_the_hosts_layout() {
+    if !nvrtc_available() {
+        return;
+    }
+    let checks = format!("#line 1 \"layout-checks\"\n{}", prelude::layout_checks());
+    let compile = |program: &str| kernels::compile_source(program, "sm_90", false).map_err(|e| e.to_string());
+    let source = kernels::program_source();
+    compile(&format!("{source}{checks}")).unwrap_or_else(|e| panic!("the program's records are not the host's: {e}"));
+
+    // Two fields swapped: the size agrees, the offsets do not.
+    let swapped = source.replacen("    float slowness2;\n", "", 1).replacen(
+        "    int slot;\n",
+        "    int slot;\n    float slowness2;\n",
+        1,
+    );
+    assert_ne!(swapped, source);
+    let err = compile(&format!("{swapped}{checks}")).expect_err("a record with swapped fields");
+    assert!(err.contains("Segment.slowness2: not the host's offset"), "{err}");
+    // A wider field: the program itself refuses it, as it refuses a complex type of another size.
+    for (from, to, message) in [
+        ("    int flags;\n", "    double flags;\n", "Segment: not the host's layout"),
+        ("float re, im;", "double re, im;", "cpx: not the host's layout"),
+    ] {
+        let changed = source.replacen(from, to, 1);
+        assert_ne!(changed, source, "{from:?} is not in the program");
+        let err = compile(&changed).expect_err(message);
+        assert!(err.contains(message), "{err}");
+    }
+}
+
+/// The prelude is the start of the program that NVRTC compiles and that names its kernel cache entry, so
+/// another value in it is another entry.
+#[test]
+fn the_prelude_is_compiled_and_keyed_with_the_kernels() {
+    let source = kernels::program_source();
+    assert!(source.starts_with(&format!("#line 1 \"{}\"\n{}", prelude::FILE_NAME, prelude::source())));
+    let other = source.replacen("#define PS_WARPS 8\n", "#define PS_WARPS 4\n", 1);
+    assert_ne!(other, source, "the prelude defines PS_WARPS as 8");
+    assert_ne!(kernel_cache::key(&source, "sm_90", false, (13, 0)), kernel_cache::key(&other, "sm_90", false, (13, 0)));
 }
 
 #[test]

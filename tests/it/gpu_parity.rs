@@ -156,6 +156,38 @@ fn gpu_split_step_matches_cpu_through_a_lateral_velocity_change() {
     assert!(e <= 1e-4, "GPU vs CPU relative L2 {e:.2e} > 1e-4");
 }
 
+/// The stage table of a GPU run: each step of the device's work has a device time, the ingest's stages come
+/// before the migration's, and the bus stages count what crossed the bus: the input once, each requested
+/// box once.
+#[test]
+fn gpu_stages_time_the_device_work_and_count_the_bus() {
+    let Some(mut gpu) = gpu_engine() else { return };
+    let src = model(0.0, false);
+    let [ni, nx, nt] = src.geometry.shape();
+    let input = (ni * nx * nt * 4) as u64;
+    for (name, j) in [
+        ("phase shift", job(Method::PhaseShift, layered())),
+        ("stolt", job(Method::Stolt, VelocityModel::Constant(2000.0))),
+        ("split-step", job(Method::SplitStep, layered())),
+    ] {
+        let req = sparse(&j.image_geometry(&src));
+        let boxes: u64 = req.boxes.iter().map(|b| b.len() as u64 * 4).sum();
+        let plan = j.plan(&src, &req);
+        let (out, stats) = migrate(&mut gpu, &src, &plan, &j.velocity, &req, &Silent);
+        out.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let names: Vec<&str> = stats.stages.iter().map(|s| s.name.as_str()).collect();
+        for stage in ["h2d", "time-fft", "spatial-fft", "migrate", "inverse-fft", "gather", "d2h"] {
+            let seconds = stats.seconds(stage).unwrap_or_else(|| panic!("{name}: no stage {stage} in {names:?}"));
+            assert!(seconds > 0.0, "{name}: stage {stage} took no device time");
+        }
+        let at = |stage: &str| names.iter().position(|n| *n == stage).unwrap_or_else(|| panic!("{name}: {stage}"));
+        let order = ["read", "h2d", "time-fft", "ingest", "ingest+compute", "spatial-fft"];
+        assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{name}: stages in the order {names:?}");
+        assert_eq!((stats.bytes("h2d"), stats.host_to_device_bytes), (Some(input), input), "{name}");
+        assert_eq!((stats.bytes("d2h"), stats.device_to_host_bytes), (Some(boxes), boxes), "{name}");
+    }
+}
+
 /// A job whose spectrum does not fit the device memory it may use runs in frequency bands and still
 /// computes what the CPU computes; Stolt, which needs the whole spectrum, is refused with the numbers.
 #[test]
@@ -228,7 +260,7 @@ fn gpu_memory_taken_by_another_user_gives_bands_or_a_clear_error() {
     let other = seisimage::gpu::device::Gpu::open(rt.devices[0].clone()).unwrap();
     // Allocations cost more than their size (page rounding, the driver's tables), so take the memory in
     // steps until what is free is just above that.
-    use seisimage::gpu::engine::{MEMORY_HEADROOM, MEMORY_RESERVE};
+    use seisimage::gpu::memory::{MEMORY_HEADROOM, MEMORY_RESERVE};
     let target = ((limit + MEMORY_RESERVE) as f64 / MEMORY_HEADROOM) as usize + (1 << 20);
     let mut taken = Vec::new();
     for _ in 0..20 {

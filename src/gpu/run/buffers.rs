@@ -1,0 +1,269 @@
+//! The device memory of a run, planned before anything is allocated (see [`super::super::memory`]): the
+//! spectrum of one frequency band, the ingest's landing slots, the products, the method's planes, and the
+//! cuFFT plans with the one work area they share.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+use crate::gpu::device::{DeviceBuffer, PinnedBuffer};
+use crate::gpu::fft::{self, Layout};
+use crate::gpu::launch::Launcher;
+use crate::gpu::memory::{self, Bands, Budget};
+use crate::gpu::prelude::Cpx;
+use crate::imaging::{ImageRequest, Method, Plan};
+
+/// Pinned staging buffers (and device landing slots) in flight during ingest: while the device transforms
+/// one chunk and the bus carries the next, the host fills a third.
+pub const RING: usize = 3;
+/// How the engine runs a migration, whatever the job.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RunSettings {
+    /// The naive reference path (see `GpuEngine::set_naive`).
+    pub naive: bool,
+    /// At most this many bytes of device memory (`compute.device_memory_gb`); `None`: what is free.
+    pub memory_limit: Option<u64>,
+}
+
+/// What decides the device buffers and FFT plans of a run: runs that agree on it can use the same ones.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunShape {
+    method: Method,
+    padded: [usize; 3],
+    frequencies: usize,
+    chunk_traces: usize,
+    /// Levels of each phase-shift launch.
+    launch_sizes: Vec<usize>,
+    levels: usize,
+    last_level: usize,
+    stolt_nz: Option<usize>,
+    /// Values of each requested box.
+    boxes: Vec<usize>,
+    pub settings: RunSettings,
+}
+
+impl RunShape {
+    /// The shape of a run of `plan` and `request` whose phase-shift launches (if any) image `launch_sizes`
+    /// levels each.
+    pub fn new(plan: &Plan, request: &ImageRequest, settings: RunSettings, launch_sizes: Vec<usize>) -> Self {
+        RunShape {
+            method: plan.method,
+            padded: plan.padded,
+            frequencies: plan.n_omega(),
+            chunk_traces: plan.ingest_inlines * plan.input.shape()[1],
+            launch_sizes,
+            levels: plan.levels.len(),
+            last_level: plan.last_level(),
+            stolt_nz: plan.stolt.as_ref().map(|g| g.nz_fft),
+            boxes: request.boxes.iter().map(|b| b.len()).collect(),
+            settings,
+        }
+    }
+}
+
+/// The device buffers, pinned product buffers and FFT plans of a run. Allocating them takes the device
+/// several milliseconds, so the engine makes them ahead of a run when it can, and keeps them after one for
+/// the next run of the same shape (see `GpuEngine::prepare`).
+pub struct RunBuffers {
+    shape: RunShape,
+    pub(super) bands: Bands,
+    /// The spectrum of one band (the widest).
+    pub(super) spectrum: DeviceBuffer<Cpx>,
+    pub(super) landing: Vec<DeviceBuffer<f32>>,
+    pub(super) half: Vec<DeviceBuffer<Cpx>>,
+    pub(super) products: Vec<DeviceBuffer<f32>>,
+    /// Where the products land on the host (pinned, so the copies run at full speed, asynchronously).
+    pub(super) products_host: RefCell<Vec<PinnedBuffer<f32>>>,
+    /// Phase shift: the k-domain images of one launch (or of every level, when banded); Stolt: the kz lines;
+    /// split-step: the level image.
+    pub(super) planes: DeviceBuffer<Cpx>,
+    pub(super) ffts: Ffts,
+}
+
+/// The cuFFT plans of a run and the one work area they share.
+pub(super) struct Ffts {
+    pub(super) r2c: fft::Plan,
+    /// 2-D plans over planes of the padded grid, by batch size (forward and inverse use the same plan).
+    pub(super) planes: HashMap<usize, fft::Plan>,
+    /// Stolt's inverse FFT along kz.
+    pub(super) kz: Option<fft::Plan>,
+    _work: DeviceBuffer<u8>,
+}
+
+impl RunBuffers {
+    /// Plan the device memory of a run of `shape` and allocate it (contents undefined).
+    pub fn new(dev: &Launcher, plan: &Plan, shape: RunShape) -> Result<Self> {
+        let pt = plan.padded[2];
+        let (nk, nw) = (plan.nk(), plan.n_omega());
+        let chunk_traces = shape.chunk_traces;
+        let bins = pt / 2 + 1;
+        let plane = (nk * 8) as u64;
+
+        // What does not depend on the band: ingest buffers, products, tables; and the method's planes.
+        let products_bytes: u64 = shape.boxes.iter().map(|&n| n as u64 * 4).sum();
+        let common = vec![
+            ("ingest ring", (RING * chunk_traces * (pt * 4 + bins * 8)) as u64),
+            ("products", products_bytes),
+            ("tables", (nk * 8 + nw * 32) as u64),
+        ];
+        let budget = |planes_name: &'static str, planes: usize| {
+            let mut items = common.clone();
+            items.push((planes_name, planes as u64 * plane));
+            Budget { items }
+        };
+        let launch_sizes = &shape.launch_sizes;
+        let (whole, banded, why_not) = match plan.method {
+            Method::PhaseShift => (
+                budget("k-domain images", launch_sizes.iter().copied().max().unwrap_or(1)),
+                // in bands every imaged level keeps its k-domain image until the last band is in
+                Some(budget("k-domain images", plan.levels.len())),
+                "",
+            ),
+            Method::Stolt => {
+                let grid = plan.stolt.as_ref().ok_or_else(|| Error::Request("a Stolt plan has no kz grid".into()))?;
+                if grid.nz_fft <= plan.last_level() {
+                    return Err(Error::Request(format!(
+                        "the Stolt kz grid ({} samples) is shorter than the deepest level ({})",
+                        grid.nz_fft,
+                        plan.last_level()
+                    )));
+                }
+                (budget("kz lines", grid.nz_fft), None, "Stolt needs every frequency of a wavenumber at once")
+            }
+            Method::SplitStep => (budget("level image", 1), Some(budget("level image", 1)), ""),
+        };
+        let available = dev.available_memory(shape.settings.memory_limit)?;
+        // cuFFT's work area is known only once the plans exist, and the plans depend on the bands: plan the
+        // memory, make the plans, and if their work area does not fit, plan again with that much set aside.
+        let mut reserve = 0u64;
+        let (bands, used, r2c, planes_ffts, kz, work_bytes) = loop {
+            let (bands, used) = memory::plan(
+                nw,
+                plane,
+                &whole,
+                banded.as_ref(),
+                available.saturating_sub(reserve),
+                &dev.gpu.info.name,
+                why_not,
+            )?;
+            let t = std::time::Instant::now();
+            let (r2c, planes_ffts, kz) = make_ffts(plan, &bands, launch_sizes, chunk_traces)?;
+            tracing::debug!("cuFFT plans made in {:.3} s", t.elapsed().as_secs_f64());
+            let work_bytes =
+                planes_ffts.values().chain(kz.iter()).chain([&r2c]).map(|p| p.work_bytes).max().unwrap_or(0) as u64;
+            if used.total() + work_bytes <= available {
+                break (bands, used, r2c, planes_ffts, kz, work_bytes);
+            }
+            if reserve >= work_bytes {
+                return Err(Error::Backend(format!(
+                    "the job needs {} of device memory ({}, FFT work area {}) but {} can give {}",
+                    memory::gib(used.total() + work_bytes),
+                    used.describe(),
+                    memory::gib(work_bytes),
+                    dev.gpu.info.name,
+                    memory::gib(available)
+                )));
+            }
+            reserve = work_bytes;
+        };
+        if bands.banded() && shape.settings.naive {
+            return Err(Error::Backend("the naive reference path runs only jobs that fit at once".into()));
+        }
+        if bands.banded() {
+            tracing::info!(
+                "the spectrum does not fit at once: {} frequency bands of up to {} frequencies ({}, FFT work area {})",
+                bands.ranges.len(),
+                bands.widest(),
+                used.describe(),
+                memory::gib(work_bytes)
+            );
+        }
+        let plane_count = match plan.method {
+            Method::PhaseShift if bands.banded() => plan.levels.len(),
+            Method::PhaseShift => launch_sizes.iter().copied().max().unwrap_or(1),
+            Method::Stolt => plan.stolt.as_ref().map_or(1, |g| g.nz_fft),
+            Method::SplitStep => 1,
+        };
+        let allocating = std::time::Instant::now();
+        let work = dev.gpu.alloc::<u8>(work_bytes.max(1) as usize)?;
+        for p in planes_ffts.values().chain(kz.iter()).chain([&r2c]) {
+            p.bind(&dev.compute, work.ptr())?;
+        }
+        let gpu = &dev.gpu;
+        let spectrum = gpu.alloc::<Cpx>(bands.widest() * nk)?;
+        let landing = (0..RING).map(|_| gpu.alloc::<f32>(chunk_traces * pt)).collect::<Result<Vec<_>>>()?;
+        let half = (0..RING).map(|_| gpu.alloc::<Cpx>(chunk_traces * bins)).collect::<Result<Vec<_>>>()?;
+        let products = shape.boxes.iter().map(|&n| gpu.alloc::<f32>(n)).collect::<Result<Vec<_>>>()?;
+        let planes = gpu.alloc::<Cpx>(plane_count * nk)?;
+        let products_host = if shape.settings.naive {
+            Vec::new()
+        } else {
+            shape.boxes.iter().map(|&n| gpu.alloc_pinned::<f32>(n)).collect::<Result<Vec<_>>>()?
+        };
+        tracing::debug!("device buffers allocated in {:.3} s", allocating.elapsed().as_secs_f64());
+        Ok(RunBuffers {
+            shape,
+            bands,
+            spectrum,
+            landing,
+            half,
+            products,
+            products_host: RefCell::new(products_host),
+            planes,
+            ffts: Ffts { r2c, planes: planes_ffts, kz, _work: work },
+        })
+    }
+
+    pub fn shape(&self) -> &RunShape {
+        &self.shape
+    }
+}
+
+/// The FFT plans of a run: the R2C along traces, one 2-D plan per batch size it uses (the bands, the
+/// phase-shift launches or all levels, Stolt's levels), and Stolt's kz plan.
+fn make_ffts(
+    plan: &Plan,
+    bands: &Bands,
+    launch_sizes: &[usize],
+    chunk_traces: usize,
+) -> Result<(fft::Plan, HashMap<usize, fft::Plan>, Option<fft::Plan>)> {
+    let [pi, px, pt] = plan.padded;
+    let nk = plan.nk();
+    let bins = pt / 2 + 1;
+    let r2c =
+        fft::Plan::new(fft::Kind::R2C, &Layout::contiguous(&[pt as i64], pt as i64, bins as i64, chunk_traces as i64))?;
+    let mut batches: Vec<usize> = bands.ranges.iter().map(|r| r.len()).collect();
+    match plan.method {
+        Method::PhaseShift if bands.banded() => batches.push(plan.levels.len()),
+        Method::PhaseShift => batches.extend(launch_sizes),
+        Method::Stolt => batches.push(plan.last_level() + 1),
+        Method::SplitStep => {}
+    }
+    let mut planes = HashMap::new();
+    for b in batches {
+        if let std::collections::hash_map::Entry::Vacant(v) = planes.entry(b) {
+            v.insert(fft::Plan::new(
+                fft::Kind::C2C,
+                &Layout::contiguous(&[pi as i64, px as i64], nk as i64, nk as i64, b as i64),
+            )?);
+        }
+    }
+    let kz = match &plan.stolt {
+        Some(grid) => {
+            let n = grid.nz_fft as i64;
+            let layout = Layout {
+                n: vec![n],
+                inembed: vec![n],
+                istride: nk as i64,
+                idist: 1,
+                onembed: vec![n],
+                ostride: nk as i64,
+                odist: 1,
+                batch: nk as i64,
+            };
+            Some(fft::Plan::new(fft::Kind::C2C, &layout)?)
+        }
+        None => None,
+    };
+    Ok((r2c, planes, kz))
+}

@@ -1,0 +1,159 @@
+//! The hand-over of finished products (see [`crate::imaging::delivery`]): once the gather that fills a
+//! box's last level is queued, the box is copied to its pinned buffer on the copy-out stream while the
+//! device goes on with the deeper levels, and the host hands it to the sink when the copy is done.
+
+use std::cell::{Cell, RefCell};
+use std::time::Duration;
+
+use cudarc::driver::CudaEvent;
+use rayon::prelude::*;
+
+use super::buffers::RunBuffers;
+use crate::error::{Error, Result};
+use crate::gpu::device::{check, Gpu};
+use crate::gpu::launch::Launcher;
+use crate::gpu::timer::DeviceTimer;
+use crate::imaging::{Completion, ImageRequest, ProductSink};
+use crate::stats::RunStats;
+
+/// Where the finished products go, and how far they are on their way there.
+pub(super) struct Handover<'a> {
+    pub(super) sink: &'a dyn ProductSink,
+    /// Counts the levels gathered into each box during the last band (earlier bands only add to them).
+    pub(super) completion: RefCell<Completion>,
+    pub(super) last_band: Cell<bool>,
+    /// Copies queued and not yet handed over.
+    copies: RefCell<Vec<ProductCopy>>,
+    /// The products' host memory, being made ready on a thread of its own (see `writable_buffers`).
+    host: RefCell<HostMemory>,
+    /// The device time of the copies (stage "d2h").
+    timer: DeviceTimer<'a>,
+    /// Bytes of the copies handed over.
+    bytes: Cell<u64>,
+}
+
+/// A product's copy to its pinned buffer, queued on the copy-out stream.
+struct ProductCopy {
+    index: usize,
+    /// Recorded after the copy.
+    copied: CudaEvent,
+}
+
+enum HostMemory {
+    NotYet,
+    Making(std::thread::JoinHandle<Vec<Vec<f32>>>),
+    Ready(Vec<Vec<f32>>),
+}
+
+impl<'a> Handover<'a> {
+    pub(super) fn new(gpu: &'a Gpu, sink: &'a dyn ProductSink, request: &ImageRequest) -> Self {
+        Handover {
+            sink,
+            completion: RefCell::new(Completion::new(request)),
+            last_band: Cell::new(false),
+            copies: Default::default(),
+            host: RefCell::new(HostMemory::NotYet),
+            timer: DeviceTimer::new(gpu),
+            bytes: Cell::new(0),
+        }
+    }
+
+    /// Start making the products' host memory ready on a thread of its own (see `writable_buffers`), unless
+    /// that has begun: the device migrates meanwhile.
+    pub(super) fn make_host_memory(&self, buffers: &RunBuffers) {
+        let mut host = self.host.borrow_mut();
+        if matches!(*host, HostMemory::NotYet) {
+            let lens: Vec<usize> = buffers.products.iter().map(|p| p.len()).collect();
+            *host = HostMemory::Making(std::thread::spawn(move || writable_buffers(&lens)));
+        }
+    }
+}
+
+impl Handover<'_> {
+    /// Queue the copy of product `i`, finished by the work queued so far on the compute stream, to its pinned
+    /// buffer.
+    pub(super) fn start_copy(&self, dev: &Launcher, buffers: &RunBuffers, i: usize) -> Result<()> {
+        let ready = dev.gpu.sync_event()?;
+        dev.record(&ready, &dev.compute)?;
+        dev.wait(&dev.copy_out, &ready)?;
+        let product = &buffers.products[i];
+        self.timer.time("d2h", &dev.copy_out, || {
+            product.download_async(0, &mut buffers.products_host.borrow_mut()[i], product.len(), &dev.copy_out)
+        })?;
+        let copied = dev.gpu.sync_event()?;
+        dev.record(&copied, &dev.copy_out)?;
+        self.copies.borrow_mut().push(ProductCopy { index: i, copied });
+        Ok(())
+    }
+
+    /// Hand the products whose copies are done to the sink; with `wait`, wait for every copy queued.
+    pub(super) fn hand_over_copied(&self, buffers: &RunBuffers, wait: bool) -> Result<()> {
+        loop {
+            let next = {
+                let mut copies = self.copies.borrow_mut();
+                match copies.iter().position(|c| wait || c.copied.is_complete()) {
+                    Some(k) => copies.remove(k),
+                    None => return Ok(()),
+                }
+            };
+            check("waiting for a product's copy", next.copied.synchronize())?;
+            let len = buffers.products[next.index].len();
+            self.bytes.set(self.bytes.get() + (len * 4) as u64);
+            let mut host = self.host_buffer(next.index, len)?;
+            // The product leaves the pinned buffer in parallel pieces.
+            const PIECE: usize = 1 << 18;
+            let pinned = buffers.products_host.borrow();
+            let from = &pinned[next.index].as_slice_unsynced()[..host.len()];
+            host.par_chunks_mut(PIECE).zip(from.par_chunks(PIECE)).for_each(|(t, f)| t.copy_from_slice(f));
+            drop(pinned);
+            self.sink.complete(next.index, host);
+        }
+    }
+
+    /// Product `i`'s host buffer of `len` values, from the ones made ready while the device migrated.
+    fn host_buffer(&self, i: usize, len: usize) -> Result<Vec<f32>> {
+        let mut host = self.host.borrow_mut();
+        if let HostMemory::Making(_) = &*host {
+            let HostMemory::Making(thread) = std::mem::replace(&mut *host, HostMemory::NotYet) else { unreachable!() };
+            let buffers = thread.join().map_err(|_| Error::Gpu("a thread preparing host memory panicked".into()))?;
+            *host = HostMemory::Ready(buffers);
+        }
+        Ok(match &mut *host {
+            HostMemory::Ready(buffers) if buffers[i].len() == len => std::mem::take(&mut buffers[i]),
+            _ => vec![0.0; len],
+        })
+    }
+
+    /// After the migration: wait for the copies still under way and hand their products over. Only the
+    /// requested boxes cross the bus. Every box was finished by a gather, as in the CPU engine's assembly.
+    pub(super) fn hand_over_the_rest(&self, buffers: &RunBuffers, stats: &mut RunStats) -> Result<()> {
+        self.completion.borrow().check_all_finished()?;
+        self.hand_over_copied(buffers, true)?;
+        self.timer.collect(stats)?;
+        let bytes = self.bytes.get();
+        // The timer knows times, not bytes: the copies' bytes join their stage here.
+        stats.add("d2h", Duration::ZERO, bytes);
+        stats.device_to_host_bytes += bytes;
+        Ok(())
+    }
+}
+
+/// Zeroed buffers of `lens` values whose memory has been written once, so that copying into them runs at the
+/// speed of memory: the first write to a fresh page costs the kernel a page fault (about 1-2 µs per 4 KiB
+/// page on a virtual machine: 5.6 ms for 12 MB of products in one measurement), which is better paid while
+/// the device migrates than after it.
+fn writable_buffers(lens: &[usize]) -> Vec<Vec<f32>> {
+    lens.iter()
+        .map(|&n| {
+            let mut v: Vec<f32> = Vec::with_capacity(n);
+            // A plain zero fill of new memory may be turned into a request for zeroed pages, which the kernel
+            // maps lazily: touch every page with a volatile write first.
+            for x in v.spare_capacity_mut().iter_mut().step_by(1024) {
+                // SAFETY: a valid, aligned slot of the vector's capacity.
+                unsafe { std::ptr::write_volatile(x.as_mut_ptr(), 0.0) };
+            }
+            v.resize(n, 0.0);
+            v
+        })
+        .collect()
+}
