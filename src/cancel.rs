@@ -13,45 +13,24 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 
+pub use crate::error::Stop;
 use crate::error::{Error, Result};
 
-/// Why work was asked to stop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stop {
-    /// SIGINT (Ctrl-C).
-    Sigint,
-    /// SIGTERM (a scheduler ending the job).
-    Sigterm,
-    /// [`CancelToken::cancel`] from the program itself.
-    Requested,
-}
-
-impl Stop {
-    fn code(self) -> u8 {
-        match self {
-            Stop::Sigint => 1,
-            Stop::Sigterm => 2,
-            Stop::Requested => 3,
-        }
-    }
-
-    fn from_code(code: u8) -> Option<Stop> {
-        match code {
-            1 => Some(Stop::Sigint),
-            2 => Some(Stop::Sigterm),
-            3 => Some(Stop::Requested),
-            _ => None,
-        }
+/// A stop reason as the token's atomic stores it (0: running).
+fn code(why: Stop) -> u8 {
+    match why {
+        Stop::Sigint => 1,
+        Stop::Sigterm => 2,
+        Stop::Requested => 3,
     }
 }
 
-impl std::fmt::Display for Stop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Stop::Sigint => "SIGINT",
-            Stop::Sigterm => "SIGTERM",
-            Stop::Requested => "a stop request",
-        })
+fn from_code(code: u8) -> Option<Stop> {
+    match code {
+        1 => Some(Stop::Sigint),
+        2 => Some(Stop::Sigterm),
+        3 => Some(Stop::Requested),
+        _ => None,
     }
 }
 
@@ -96,14 +75,14 @@ impl CancelToken {
 
     /// Ask the work under this token (and its children) to stop. The first reason given stands.
     pub fn cancel(&self, why: Stop) {
-        let _ = self.0.stop.compare_exchange(0, why.code(), Ordering::SeqCst, Ordering::SeqCst);
+        let _ = self.0.stop.compare_exchange(0, code(why), Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// Why this token was stopped, if it was: its own request, else its nearest stopped ancestor's.
     pub fn stopped(&self) -> Option<Stop> {
         let mut node = Some(&self.0);
         while let Some(n) = node {
-            if let Some(why) = Stop::from_code(n.stop.load(Ordering::Relaxed)) {
+            if let Some(why) = from_code(n.stop.load(Ordering::Relaxed)) {
                 return Some(why);
             }
             node = n.parent.as_ref();
@@ -129,7 +108,7 @@ pub fn install_signal_handlers() -> std::io::Result<()> {
         // SAFETY: the handler does nothing but an atomic compare-and-swap.
         unsafe {
             signal_hook::low_level::register(sig, move || {
-                let _ = root.stop.compare_exchange(0, why.code(), Ordering::SeqCst, Ordering::SeqCst);
+                let _ = root.stop.compare_exchange(0, code(why), Ordering::SeqCst, Ordering::SeqCst);
             })?;
         }
     }

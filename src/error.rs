@@ -34,6 +34,27 @@ impl fmt::Display for Location {
     }
 }
 
+/// Why work was asked to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// SIGINT (Ctrl-C).
+    Sigint,
+    /// SIGTERM (a scheduler ending the job).
+    Sigterm,
+    /// [`crate::cancel::CancelToken::cancel`] from the program itself.
+    Requested,
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stop::Sigint => "SIGINT",
+            Stop::Sigterm => "SIGTERM",
+            Stop::Requested => "a stop request",
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// An operating-system I/O error on a named file.
@@ -76,7 +97,7 @@ pub enum Error {
 
     /// The work was asked to stop (SIGINT, SIGTERM, or its cancellation token).
     #[error("interrupted by {0}; stopped cleanly and removed its temporary files")]
-    Interrupted(crate::cancel::Stop),
+    Interrupted(Stop),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -129,8 +150,8 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Config { .. } | Error::Setting { .. } | Error::Request(_) => 2,
-            Error::Interrupted(crate::cancel::Stop::Sigint) => 130,
-            Error::Interrupted(crate::cancel::Stop::Sigterm) => 143,
+            Error::Interrupted(Stop::Sigint) => 130,
+            Error::Interrupted(Stop::Sigterm) => 143,
             _ => 1,
         }
     }
