@@ -276,6 +276,9 @@ fn yes() -> bool {
     true
 }
 
+/// The largest job file read: a job with thousands of products takes a few hundred kilobytes.
+pub const MAX_JOB_FILE_BYTES: u64 = 4 << 20;
+
 /// A job ready to plan: the config with paths resolved and every value checked that can be checked
 /// without opening the input.
 #[derive(Clone, Debug)]
@@ -288,10 +291,15 @@ pub struct Job {
 
 impl Job {
     /// Read a job file and apply `--set KEY=VALUE` overrides. A job file that cannot be read is a mistake on
-    /// the command line, like one that does not parse.
+    /// the command line, like one that does not parse; so is one that is not a regular file (a FIFO, a
+    /// device) or is larger than [`MAX_JOB_FILE_BYTES`].
     pub fn load(path: &Path, overrides: &[String]) -> Result<Job> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::config(path.display().to_string(), Location::File, format!("cannot read the job file: {e}"))
+        let text = crate::io::files::read_text(path, MAX_JOB_FILE_BYTES).map_err(|e| {
+            let why = match e {
+                Error::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            Error::config(path.display().to_string(), Location::File, format!("cannot read the job file: {why}"))
         })?;
         Job::parse(&text, path, overrides)
     }

@@ -104,6 +104,21 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
     Ok(specs)
 }
 
+/// Every file the products of `specs` are written to in `dir`: each slice's picture and its sidecar, and
+/// each sub-volume file.
+pub fn file_paths(dir: &Path, specs: &[ProductSpec]) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for s in specs {
+        if s.png {
+            let png = dir.join(format!("{}.png", s.stem));
+            paths.push(render::sidecar_path(&png));
+            paths.push(png);
+        }
+        paths.extend(s.formats.iter().map(|f| dir.join(format!("{}.{}", s.stem, f.extension()))));
+    }
+    paths
+}
+
 /// The boxes the engines must compute.
 pub fn request(specs: &[ProductSpec]) -> ImageRequest {
     ImageRequest { boxes: specs.iter().map(|s| s.region.clone()).collect() }

@@ -63,6 +63,15 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
     if detect_format(&args.input, args.format)? == FileFormat::Npy {
         anyhow::bail!("{}: NPY has no axes to convert from; convert from SEG-Y or HDF5", args.input.display());
     }
+    if seisimage::io::files::replaced_input(&args.output, &[("the input", args.input.as_path())]).is_some() {
+        return Err(seisimage::Error::Request(format!(
+            "{} is the input {} (the same file): writing it would replace the volume being read; choose another \
+             output file",
+            args.output.display(),
+            args.input.display()
+        ))
+        .into());
+    }
     let src = io::open(&args.input, &opts)?;
     let g = src.geometry();
     let cut = g.index_box(&ValueBox { iline: args.iline, xline: args.xline, sample: args.samples })?;

@@ -1,5 +1,6 @@
 //! Getting volumes in and out: SEG-Y, HDF5 and NPY, and the atomic-output discipline every writer follows.
 
+pub mod files;
 pub mod hdf5;
 pub mod npy;
 pub mod output;
@@ -105,7 +106,7 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
     let mut head = [0u8; 8];
     let n = {
         use std::io::Read;
-        let mut f = std::fs::File::open(path).at(path)?;
+        let mut f = files::open_regular(path)?;
         f.read(&mut head).at(path)?
     };
     if n == 8 && &head == HDF5_SIGNATURE {

@@ -151,7 +151,7 @@ impl Dtype {
 ///
 /// Everything the header claims is checked against the file before anything is allocated for it.
 pub fn read(path: &Path) -> Result<(Vec<usize>, Vec<f32>)> {
-    let file = File::open(path).at(path)?;
+    let file = crate::io::files::open_regular(path)?;
     let file_len = file.metadata().at(path)?.len();
     let mut input = BufReader::new(file);
     let fail = |at: usize, message: String| Error::format(path, Location::Byte(at as u64), message);

@@ -64,7 +64,33 @@ pub fn prepare(job: Job) -> Result<Prepared> {
         Ok((velocity, image, products, request, plan))
     };
     let (velocity, image, products, request, plan) = planned().map_err(|e: Error| job.locate(e))?;
+    refuse_writing_inputs(&job, &products)?;
     Ok(Prepared { job, reader, bin_size, bin_size_source, velocity, image, products, request, plan })
+}
+
+/// Refuse a job whose products or manifest would replace its input or its velocity file: the same file by
+/// identity (a hard link, a link to its folder), not only by name.
+fn refuse_writing_inputs(job: &Job, products: &[ProductSpec]) -> Result<()> {
+    let c = &job.config;
+    let mut inputs = vec![("the input", c.input.path.as_path())];
+    if let crate::velocity::VelocitySpec::File { path, .. } = &c.velocity {
+        inputs.push(("the velocity file", path.as_path()));
+    }
+    let mut outputs = products::file_paths(&c.output.dir, products);
+    outputs.push(c.output.dir.join(super::manifest::MANIFEST));
+    for output in outputs {
+        if let Some((what, input)) = crate::io::files::replaced_input(&output, &inputs) {
+            return Err(job.error_at(
+                "output.dir",
+                format!(
+                    "{} would replace {what} {} (they are the same file); choose another output.dir or product name",
+                    output.display(),
+                    input.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Prepared {

@@ -11,6 +11,7 @@ mod cli_info_convert;
 mod common;
 mod faults_nonfinite;
 mod faults_output;
+mod faults_security;
 mod faults_signals;
 mod gpu_kernels;
 mod gpu_parity;

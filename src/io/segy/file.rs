@@ -1,7 +1,6 @@
 //! A SEG-Y file as a sequence of traces: headers decoded, layout checked against the file size, any trace
 //! readable by number. Nothing here assumes the traces form a grid.
 
-use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +45,7 @@ impl SegyFile {
         let interval_override = opts.interval_override()?;
         let fail = |at: u64, message: String| Error::format(path, Location::Byte(at), message);
 
-        let file = File::open(path).at(path)?;
+        let file = crate::io::files::open_regular(path)?;
         let len = file.metadata().at(path)?.len();
         if len < FILE_HEADER_LEN as u64 {
             return Err(fail(

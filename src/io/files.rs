@@ -1,0 +1,213 @@
+//! What seisimage opens and what it writes over, seen as files: only regular files are read (a FIFO would
+//! wait forever for a writer, a device such as `/dev/zero` never ends), files are told apart by identity
+//! (device and inode, whatever their names), and text quoted from a file into a message is cut short.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, IoContext, Result};
+
+/// Open `path` for reading if it is a regular file (following links); anything else is refused with an
+/// error that says what it is.
+///
+/// The file is opened without waiting (`O_NONBLOCK`), so that a FIFO does not block the open itself, and
+/// its type is checked on the open descriptor, so that nothing can be swapped in between.
+pub fn open_regular(path: &Path) -> Result<File> {
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).at(path)?;
+    let meta = file.metadata().at(path)?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular(path, &meta));
+    }
+    // Back to blocking reads: on a regular file the flag changes nothing, but the descriptor is handed on.
+    // SAFETY: fcntl on a descriptor this function owns.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(file)
+}
+
+/// Read a whole text file of at most `limit` bytes (a job file), refusing anything that is not a regular
+/// file or is longer: the size is checked on the open file before anything is read.
+pub fn read_text(path: &Path, limit: u64) -> Result<String> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let len = file.metadata().at(path)?.len();
+    if len > limit {
+        let message = format!("{len} bytes, larger than any job file ({} at most)", human_bytes(limit));
+        return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::FileTooLarge, message)));
+    }
+    let mut text = String::with_capacity(len as usize);
+    // A file that grows while it is read still stops at the limit.
+    file.take(limit + 1).read_to_string(&mut text).at(path)?;
+    if text.len() as u64 > limit {
+        let message = format!("it grew past {} while it was read", human_bytes(limit));
+        return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::FileTooLarge, message)));
+    }
+    Ok(text)
+}
+
+fn not_regular(path: &Path, meta: &Metadata) -> Error {
+    let t = meta.file_type();
+    let what = if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    };
+    let message = format!("it is {what}; seisimage reads regular files only");
+    Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidInput, message))
+}
+
+/// A path by which a library that opens files by name (HDF5) reaches exactly the file behind `file`:
+/// `/proc/self/fd/N` where the system has it, else `path` itself.
+///
+/// Why: a name can be made to point elsewhere between our open and the library's (a link planted in a
+/// shared folder, a file swapped for a FIFO); the descriptor's own entry cannot.
+pub fn library_path(file: &File, path: &Path) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    let own = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    match std::fs::metadata(&own) {
+        Ok(meta) if FileId::of(&meta) == file.metadata().map(|m| FileId::of(&m)).unwrap_or(FileId::NONE) => own,
+        _ => path.to_path_buf(),
+    }
+}
+
+/// A file by identity: its device and inode. Two paths with the same identity are the same file, whatever
+/// their names (hard links, links, `..` in a path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// Matches no file (inode 0 is never given out).
+    const NONE: FileId = FileId { dev: u64::MAX, ino: 0 };
+
+    pub fn of(meta: &Metadata) -> FileId {
+        FileId { dev: meta.dev(), ino: meta.ino() }
+    }
+
+    /// The file `path` leads to, links followed; `None` when there is none.
+    pub fn of_path(path: &Path) -> Option<FileId> {
+        std::fs::metadata(path).ok().map(|m| FileId::of(&m))
+    }
+
+    /// The directory entry `path` itself (a link is not followed): what a rename onto `path` replaces.
+    pub fn of_entry(path: &Path) -> Option<FileId> {
+        std::fs::symlink_metadata(path).ok().map(|m| FileId::of(&m))
+    }
+}
+
+/// The first of `inputs` (with what it is, "the input", "the velocity file") that writing `output` would
+/// replace: the file at `output` is that input, by identity. Writing a file means renaming a new file onto
+/// its name, which replaces the entry at `output`, so a link there is not the file it points to.
+pub fn replaced_input<'a>(output: &Path, inputs: &[(&'a str, &'a Path)]) -> Option<(&'a str, &'a Path)> {
+    let entry = FileId::of_entry(output)?;
+    inputs.iter().copied().find(|(_, input)| FileId::of_path(input) == Some(entry))
+}
+
+/// Text from a file, cut to at most `max` characters for a message (with how long it was), and with
+/// control characters shown as escapes: what a file says is quoted, never trusted to be short or printable.
+pub fn quoted(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    for c in chars.by_ref().take(max) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if chars.next().is_some() {
+        out.push_str(&format!("… ({} bytes in all)", text.len()));
+    }
+    out
+}
+
+/// `n` bytes for a person: "1.60 GB", "16.0 MB", "912 bytes".
+pub fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000_000 => format!("{:.2} GB", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1} MB", n as f64 / 1e6),
+        n if n >= 10_000 => format!("{:.1} kB", n as f64 / 1e3),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// A vector of `n` default values, or an error naming `what` it was for and `path` when the memory cannot
+/// be had: a size that comes from a file or a request must not abort the process when it is too large.
+pub fn try_vec<T: Clone + Default>(n: usize, path: &Path, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    let bytes = (n as u64).saturating_mul(std::mem::size_of::<T>() as u64);
+    if v.try_reserve_exact(n).is_err() {
+        let message = format!("cannot allocate {} for {what}", human_bytes(bytes));
+        return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::OutOfMemory, message)));
+    }
+    v.resize(n, T::default());
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_are_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.txt");
+        std::fs::write(&file, b"hello").unwrap();
+        assert_eq!(read_text(&file, 5).unwrap(), "hello");
+        let e = read_text(&file, 4).unwrap_err().to_string();
+        assert!(e.contains("5 bytes, larger than any job file (4 bytes at most)"), "{e}");
+        let e = open_regular(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("it is a folder"), "{e}");
+        let e = open_regular(Path::new("/dev/null")).unwrap_err().to_string();
+        assert!(e.starts_with("/dev/null: it is a character device"), "{e}");
+    }
+
+    #[test]
+    fn files_are_known_by_identity_not_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
+        std::fs::write(&a, b"1").unwrap();
+        std::fs::hard_link(&a, &b).unwrap();
+        std::os::unix::fs::symlink(&a, &c).unwrap();
+        let inputs = [("the input", a.as_path())];
+        assert_eq!(replaced_input(&b, &inputs), Some(("the input", a.as_path())), "a hard link is the file");
+        assert_eq!(replaced_input(&a, &inputs).map(|(w, _)| w), Some("the input"));
+        assert_eq!(replaced_input(&c, &inputs), None, "a rename onto a link replaces the link");
+        assert_eq!(replaced_input(&dir.path().join("d"), &inputs), None);
+        // through a link to its folder, the input is still itself
+        let via = dir.path().join("via");
+        std::os::unix::fs::symlink(dir.path(), &via).unwrap();
+        assert!(replaced_input(&via.join("a"), &inputs).is_some());
+    }
+
+    #[test]
+    fn quotes_are_cut_and_made_printable() {
+        assert_eq!(quoted("ms", 80), "ms");
+        assert_eq!(quoted("a\nb\u{1b}", 80), "a\\nb\\u{1b}");
+        assert_eq!(quoted(&"x".repeat(100), 3), "xxx… (100 bytes in all)");
+    }
+
+    #[test]
+    fn an_allocation_too_large_is_an_error() {
+        let e = try_vec::<f32>(usize::MAX / 8, Path::new("big.sgy"), "one inline").unwrap_err().to_string();
+        assert!(e.starts_with("big.sgy: cannot allocate") && e.contains("for one inline"), "{e}");
+        assert_eq!(try_vec::<f32>(3, Path::new("x"), "y").unwrap(), vec![0.0; 3]);
+    }
+}
