@@ -69,8 +69,8 @@ impl NpyWriter {
         let header = header(shape).ok_or_else(|| {
             Error::Request(format!("{}: the shape {shape:?} does not fit a version 1.0 header", path.display()))
         })?;
-        let output = TempOutput::new(path);
-        let mut out = BlockWriter::new(output.create()?);
+        let (output, file) = TempOutput::create(path)?;
+        let mut out = BlockWriter::new(file);
         out.write_all(&header).at(path)?;
         Ok(NpyWriter { out, remaining: n, output })
     }

@@ -1,31 +1,58 @@
 //! Outputs are written under a temporary name in the destination folder and renamed into place only when
 //! complete, so an interrupted or failed job never leaves a file that looks finished.
+//!
+//! Output folders may be shared (a project folder on a cluster), so nothing here trusts a name in them:
+//! every temporary file is created exclusively (`O_CREAT | O_EXCL`, which also refuses a link planted at
+//! the name) under a name with a random part, through the `tempfile` crate; a file is reopened only
+//! without following links and only if it is still the file created; and a final name is taken by rename,
+//! which replaces whatever entry is there rather than writing through it. The names carry the process and
+//! its host, so that a later run can tell the temporary files of a run that died from those of one still
+//! going ([`remove_stale`]).
 
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
+use crate::io::files::FileId;
+
+/// The tags of seisimage's hidden files: `.NAME.partial-PID-HOST-RANDOM` while a file is written,
+/// `.NAME.replaced-PID-HOST-RANDOM` for an earlier run's file moved aside.
+const PARTIAL: &str = "partial";
+const REPLACED: &str = "replaced";
+/// Random characters in a hidden name.
+const RANDOM_CHARS: usize = 8;
 
 /// A file being written under a temporary name; removed on drop unless [`TempOutput::commit`] was called.
 #[derive(Debug)]
 pub struct TempOutput {
     final_path: PathBuf,
     temp_path: PathBuf,
+    /// The file created: whatever is reopened under the temporary name must still be it.
+    id: FileId,
     committed: bool,
 }
 
 impl TempOutput {
-    /// Reserve a temporary name next to `final_path` (same folder, so the rename is atomic). The name holds
-    /// the process id and a count, so that two writers of one file, in two processes or on two threads of
-    /// one (two jobs storing the same compiled kernels), never write into the same temporary file.
-    pub fn new(final_path: impl AsRef<Path>) -> Self {
-        let final_path = final_path.as_ref().to_path_buf();
-        let temp_path = hidden_sibling(&final_path, "partial");
-        TempOutput { final_path, temp_path, committed: false }
+    /// Create the temporary file of `final_path` in its folder (so that the rename is atomic), for writing.
+    /// Its permissions are what the umask leaves of read and write for all, like any file a program creates.
+    pub fn create(final_path: impl AsRef<Path>) -> Result<(TempOutput, File)> {
+        Self::create_with_mode(final_path.as_ref(), 0o666)
     }
 
-    /// Where to write now.
+    /// [`TempOutput::create`] for a file only its owner may read and write (0600).
+    pub fn create_private(final_path: impl AsRef<Path>) -> Result<(TempOutput, File)> {
+        Self::create_with_mode(final_path.as_ref(), 0o600)
+    }
+
+    fn create_with_mode(final_path: &Path, mode: u32) -> Result<(TempOutput, File)> {
+        let (file, temp_path) = hidden_file(final_path, PARTIAL, mode).at(final_path)?;
+        let id = FileId::of(&file.metadata().at(final_path)?);
+        Ok((TempOutput { final_path: final_path.to_path_buf(), temp_path, id, committed: false }, file))
+    }
+
+    /// Where the file is written now.
     pub fn path(&self) -> &Path {
         &self.temp_path
     }
@@ -35,14 +62,24 @@ impl TempOutput {
         &self.final_path
     }
 
-    /// Create (truncate) the temporary file for writing.
-    pub fn create(&self) -> Result<File> {
-        File::create(&self.temp_path).at(&self.final_path)
+    /// The temporary file again, for reading: never through a link, and only if it is the file created.
+    fn reopen(&self) -> std::io::Result<File> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&self.temp_path)?;
+        if FileId::of(&file.metadata()?) != self.id {
+            return Err(std::io::Error::other(format!(
+                "{} was replaced by another file while it was written",
+                self.temp_path.display()
+            )));
+        }
+        Ok(file)
     }
 
     /// Flush the temporary file to disk and move it to its final name.
     pub fn commit(self) -> Result<PathBuf> {
-        File::open(&self.temp_path).and_then(|f| f.sync_all()).at(&self.final_path)?;
+        self.reopen().and_then(|f| f.sync_all()).at(&self.final_path)?;
         self.into_place(None)
     }
 
@@ -52,22 +89,26 @@ impl TempOutput {
     }
 
     /// The temporary file is complete: start writing it to disk and measure it (size and SHA-256, read back
-    /// while the disk writes). Committed later, alone or with others ([`commit_together`]).
+    /// while the disk writes). Committed later, alone or with others ([`commit_together`]). The file is
+    /// closed again, so that a run with many products does not hold a descriptor for each until the end.
     pub fn seal(self) -> Result<SealedOutput> {
-        let mut file = File::open(&self.temp_path).at(&self.final_path)?;
+        let mut file = self.reopen().at(&self.final_path)?;
         start_writeback(&file);
         let digest = FileDigest::read(&mut file).at(&self.final_path)?;
-        Ok(SealedOutput { out: self, file, digest })
+        Ok(SealedOutput { out: self, digest })
     }
 
     /// Move the (flushed) temporary file to its final name. With `replaced`, a file already there is first
     /// moved aside into it, so that the rename does not wait for the file system to free that file.
     fn into_place(mut self, replaced: Option<&mut Replaced>) -> Result<PathBuf> {
+        if FileId::of_entry(&self.temp_path) != Some(self.id) {
+            let message = format!("{} was replaced by another file before it was committed", self.temp_path.display());
+            return Err(std::io::Error::other(message)).at(&self.final_path);
+        }
         let mut aside = None;
         if replaced.is_some() && std::fs::symlink_metadata(&self.final_path).is_ok_and(|m| !m.is_dir()) {
-            let path = hidden_sibling(&self.final_path, "replaced");
-            match std::fs::rename(&self.final_path, &path) {
-                Ok(()) => aside = Some(path),
+            match move_aside(&self.final_path) {
+                Ok(path) => aside = Some(path),
                 // Gone since: another writer of the name moved it; there is nothing to move aside.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e).at(&self.final_path),
@@ -88,13 +129,120 @@ impl TempOutput {
     }
 }
 
-/// A hidden name next to `path` for this process (`.NAME.TAG-PID-N`): its process id and a count keep two
-/// writers of one file, in two processes or on two threads of one, apart.
-fn hidden_sibling(path: &Path, tag: &str) -> PathBuf {
-    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+/// The part of a hidden name that says which process on which host made it: `PID-HOST`, the host as the
+/// first 8 hexadecimal digits of the SHA-256 of its name (short, and free of characters a name cannot
+/// hold).
+fn owner_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| format!("{}-{}", std::process::id(), host_tag()))
+}
+
+/// This host's tag in hidden names.
+fn host_tag() -> String {
+    use sha2::{Digest, Sha256};
+    let mut name = [0u8; 256];
+    // SAFETY: gethostname writes at most `name.len()` bytes into the buffer.
+    let len = match unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } {
+        0 => name.iter().position(|&b| b == 0).unwrap_or(name.len()),
+        _ => 0,
+    };
+    Sha256::digest(&name[..len]).iter().take(4).map(|b| format!("{b:02x}")).collect()
+}
+
+/// `.NAME.TAG-PID-HOST-`: the start of a hidden name next to `path`.
+fn hidden_prefix(path: &Path, tag: &str) -> String {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".{name}.{tag}-{}-{n}", std::process::id()))
+    format!(".{name}.{tag}-{}-", owner_tag())
+}
+
+/// A new file next to `path` under a hidden name of its own (`.NAME.TAG-PID-HOST-RANDOM`), created
+/// exclusively with `mode` (before the umask).
+fn hidden_file(path: &Path, tag: &str, mode: u32) -> std::io::Result<(File, PathBuf)> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let (file, temp) = tempfile::Builder::new()
+        .prefix(&hidden_prefix(path, tag))
+        .rand_bytes(RANDOM_CHARS)
+        .permissions(std::fs::Permissions::from_mode(mode))
+        .tempfile_in(dir)?
+        .into_parts();
+    let temp = temp.keep().map_err(|e| e.error)?;
+    Ok((file, temp))
+}
+
+/// Move the file at `path` aside to a hidden name of its own (`.NAME.replaced-PID-HOST-RANDOM`), and
+/// return that name.
+fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let moved = tempfile::Builder::new()
+        .prefix(&hidden_prefix(path, REPLACED))
+        .rand_bytes(RANDOM_CHARS)
+        .make_in(dir, |aside| std::fs::rename(path, aside))?;
+    let (_, aside) = moved.into_parts();
+    aside.keep().map_err(|e| e.error)
+}
+
+/// Prove that a file can be created in `dir`: one is created there exclusively, under a random hidden
+/// name, and removed at once.
+pub fn probe_writable(dir: &Path) -> std::io::Result<()> {
+    tempfile::Builder::new().prefix(".seisimage-write-test-").tempfile_in(dir).map(drop)
+}
+
+/// Remove the hidden files that runs of seisimage on this host left in `dir` when they were killed
+/// (SIGKILL, a crash, a power cut, a folder made read-only before they could clean up): files named
+/// `.NAME.partial-PID-HOST-RANDOM` or `.NAME.replaced-PID-HOST-RANDOM` whose host is this one and whose
+/// process no longer runs. Only regular files owned by the user running seisimage are touched; a link, a
+/// file of another user or of another host, and one of a process still running are left alone. Returns
+/// how many were removed.
+pub fn remove_stale(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let host = host_tag();
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| stale_pid(n, &host)) else { continue };
+        if process_runs(pid) {
+            continue;
+        }
+        let path = entry.path();
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_file() && m.uid() == me => {}
+            _ => continue,
+        }
+        if std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        tracing::info!("removed {removed} temporary file(s) left in {} by runs that ended abruptly", dir.display());
+    }
+    removed
+}
+
+/// The process id in a hidden name of this host (`.NAME.partial-PID-HOST-RANDOM`), if `name` is one.
+fn stale_pid(name: &str, host: &str) -> Option<i32> {
+    let rest = name.strip_prefix('.')?;
+    let (random, rest) = rest.rsplit_once('-').map(|(r, x)| (x, r))?;
+    let (rest, tag_host) = rest.rsplit_once('-')?;
+    let (rest, pid) = rest.rsplit_once('-')?;
+    let tagged = rest.ends_with(&format!(".{PARTIAL}")) || rest.ends_with(&format!(".{REPLACED}"));
+    let pid: i32 = pid.parse().ok()?;
+    let plausible = random.len() >= RANDOM_CHARS && random.chars().all(|c| c.is_ascii_alphanumeric());
+    (tagged && tag_host == host && plausible && pid > 0).then_some(pid)
+}
+
+/// Whether process `pid` runs on this host (a process of another user counts as running).
+fn process_runs(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists; `pid` is positive, so it names one process.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// Files that a commit moved aside from the names it took (an earlier run's outputs); removed when dropped.
@@ -115,12 +263,11 @@ impl Drop for Replaced {
     }
 }
 
-/// A complete file under its temporary name, measured, its writing to disk begun; removed on drop unless
-/// committed.
+/// A complete file under its temporary name, measured, its writing to disk begun, and closed; removed on
+/// drop unless committed.
 #[derive(Debug)]
 pub struct SealedOutput {
     out: TempOutput,
-    file: File,
     digest: FileDigest,
 }
 
@@ -155,12 +302,11 @@ pub fn commit_together(files: Vec<SealedOutput>) -> Result<Vec<(PathBuf, FileDig
 pub fn commit_together_replacing(files: Vec<SealedOutput>) -> Result<(Vec<(PathBuf, FileDigest)>, Replaced)> {
     use rayon::prelude::*;
     let t = std::time::Instant::now();
-    files.par_iter().try_for_each(|s| s.file.sync_all().at(s.final_path()))?;
+    files.par_iter().try_for_each(|s| s.out.reopen().and_then(|f| f.sync_all()).at(s.final_path()))?;
     tracing::trace!("{} file(s) flushed to disk in {:.1} ms", files.len(), t.elapsed().as_secs_f64() * 1e3);
     let mut done: Vec<(PathBuf, FileDigest)> = Vec::with_capacity(files.len());
     let mut replaced = Replaced::default();
-    for SealedOutput { out, file, digest } in files {
-        drop(file);
+    for SealedOutput { out, digest } in files {
         match out.into_place(Some(&mut replaced)) {
             Ok(path) => done.push((path, digest)),
             Err(e) => {
@@ -239,10 +385,16 @@ pub fn write_sealed(path: impl AsRef<Path>, bytes: &[u8]) -> Result<SealedOutput
 
 /// `bytes` in the temporary file of `path`, not yet committed.
 fn written(path: impl AsRef<Path>, bytes: &[u8]) -> Result<TempOutput> {
-    let out = TempOutput::new(path);
-    let mut f = out.create()?;
+    let (out, mut f) = TempOutput::create(path)?;
     f.write_all(bytes).at(out.final_path())?;
     Ok(out)
+}
+
+/// [`write_atomic`] for a file only its owner may read and write (0600).
+pub fn write_atomic_private(path: impl AsRef<Path>, bytes: &[u8]) -> Result<PathBuf> {
+    let (out, mut f) = TempOutput::create_private(path)?;
+    f.write_all(bytes).at(out.final_path())?;
+    out.commit()
 }
 
 /// Bytes per write of a [`BlockWriter`].
@@ -326,8 +478,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("a.bin");
         {
-            let t = TempOutput::new(&target);
-            std::fs::write(t.path(), b"half").unwrap();
+            let (t, mut f) = TempOutput::create(&target).unwrap();
+            f.write_all(b"half").unwrap();
             assert!(t.path().exists());
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "temporary file must be removed on drop");
@@ -459,6 +611,48 @@ mod tests {
         assert!(commit_together_replacing(sealed).is_err());
         assert_eq!(listing(), ["a.h5", "b.h5"]);
         assert!(dir.path().join("b.h5").is_dir());
+    }
+
+    #[test]
+    fn temporary_files_are_created_exclusively_and_never_reopened_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, b"precious").unwrap();
+        let (out, mut f) = TempOutput::create(dir.path().join("a.npy")).unwrap();
+        let name = out.path().file_name().unwrap().to_str().unwrap().to_string();
+        let prefix = format!(".a.npy.partial-{}-", owner_tag());
+        assert!(name.starts_with(&prefix) && name.len() == prefix.len() + RANDOM_CHARS, "{name}");
+        f.write_all(b"data").unwrap();
+        // the temporary file swapped for a link to a file elsewhere: sealing refuses it, and writes nothing
+        std::fs::remove_file(out.path()).unwrap();
+        std::os::unix::fs::symlink(&victim, out.path()).unwrap();
+        let e = out.seal().unwrap_err().to_string();
+        assert!(e.contains("a.npy"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        // two writers of one name never share a temporary file
+        let (a, _) = TempOutput::create(dir.path().join("b.h5")).unwrap();
+        let (b, _) = TempOutput::create(dir.path().join("b.h5")).unwrap();
+        assert_ne!(a.path(), b.path());
+    }
+
+    #[test]
+    fn stale_names_are_told_by_their_host_and_process() {
+        let host = host_tag();
+        let name = |n: &str| n.replace("HOST", &host);
+        assert_eq!(stale_pid(&name(".inline_3.png.partial-4242-HOST-Xq3ZzA1b"), &host), Some(4242));
+        assert_eq!(stale_pid(&name(".roi-a-b.h5.replaced-7-HOST-Xq3ZzA1b"), &host), Some(7), "dashes in the name");
+        for other in [
+            ".inline_3.png.partial-4242-0badc0de-Xq3ZzA1b", // another host
+            ".inline_3.png.partial-4242-HOST-Xq3",          // not seisimage's random part
+            ".inline_3.png.backup-4242-HOST-Xq3ZzA1b",      // another tag
+            ".inline_3.png.partial-0-HOST-Xq3ZzA1b",        // no process has id 0
+            ".inline_3.png.partial--5-HOST-Xq3ZzA1b",
+            "inline_3.png.partial-4242-HOST-Xq3ZzA1b", // not hidden
+            ".inline_3.png.partial-4242-1",            // the older names: no host, so no telling
+        ] {
+            assert_eq!(stale_pid(&name(other), &host), None, "{other}");
+        }
+        assert!(process_runs(std::process::id() as i32));
     }
 
     #[test]

@@ -280,8 +280,8 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions) -> Re
     };
 
     steps.lap("annotate");
-    let png_out = TempOutput::new(path);
-    encode_png(&png_out, &canvas, opts.title.as_deref())?;
+    let (png_out, file) = TempOutput::create(path)?;
+    encode_png(&png_out, file, &canvas, opts.title.as_deref())?;
     let png = png_out.seal()?;
     steps.lap("encode");
 
@@ -313,9 +313,8 @@ fn software() -> String {
 }
 
 /// Write `canvas` as an 8-bit RGB PNG to the temporary file of `out`.
-fn encode_png(out: &TempOutput, canvas: &Canvas, title: Option<&str>) -> Result<()> {
+fn encode_png(out: &TempOutput, mut file: std::fs::File, canvas: &Canvas, title: Option<&str>) -> Result<()> {
     let name = out.final_path();
-    let mut file = out.create()?;
     write_rgb_png(&mut file, canvas.width as u32, canvas.height as u32, &canvas.rgb, title).at(name)?;
     file.flush().at(name)
 }

@@ -123,15 +123,16 @@ pub fn check_output_dir(job: &Job, needed_bytes: u64) -> Result<()> {
     }
 }
 
-/// Create `dir` if it is missing, and prove that a file can be created in it.
+/// Create `dir` if it is missing, prove that a file can be created in it, and clear it of the temporary
+/// files of runs that died there.
 fn writable_dir(dir: &Path) -> std::io::Result<()> {
     if dir.exists() && !dir.is_dir() {
         return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, "it is a file, not a folder"));
     }
     std::fs::create_dir_all(dir)?;
-    let probe = dir.join(format!(".seisimage-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"")?;
-    std::fs::remove_file(&probe)
+    crate::io::output::probe_writable(dir)?;
+    crate::io::output::remove_stale(dir);
+    Ok(())
 }
 
 /// Refuse when `free_bytes` on the output file system cannot hold `needed_bytes` of products and still keep

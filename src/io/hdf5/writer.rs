@@ -102,8 +102,12 @@ impl Hdf5Writer {
         }
         let dataset_path = join(&group_path, &name);
 
-        let output = TempOutput::new(path);
-        let file = File::create(output.path()).doing(path, || "creating the file".into())?;
+        let (output, created) = TempOutput::create(path)?;
+        // HDF5 opens the file by name: the name of the descriptor itself, so that it writes the file just
+        // created and nothing a link put in its place.
+        let file = File::create(crate::io::files::library_path(&created, output.path()))
+            .doing(path, || "creating the file".into())?;
+        drop(created);
         let group = if group_path == "/" {
             file.group("/")
         } else {

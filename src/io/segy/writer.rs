@@ -167,8 +167,8 @@ impl SegyWriter {
             ..Default::default()
         };
 
-        let output = TempOutput::new(path);
-        let mut file = BlockWriter::new(output.create()?);
+        let (output, file) = TempOutput::create(path)?;
+        let mut file = BlockWriter::new(file);
         file.write_all(&encode_ebcdic(&text)).at(path)?;
         file.write_all(&binary.to_bytes(opts.endian)).at(path)?;
         let common = TraceHeader {
