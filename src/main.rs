@@ -9,6 +9,8 @@ use clap::Parser;
 fn main() {
     let cli = cli::Cli::parse();
     init_logging(cli.verbose, cli.quiet);
+    // Before anything opens an HDF5 file: HDF5 plugins are never loaded.
+    seisimage::io::hdf5::init();
     if let Err(e) = seisimage::cancel::install_signal_handlers() {
         tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
     }

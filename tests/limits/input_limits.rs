@@ -286,12 +286,13 @@ fn hdf5_error(path: &Path) -> (String, usize) {
     (message, peak)
 }
 
+/// Chunks never written take no room: a file of a few hundred bytes declares a volume of 2^31 samples (8
+/// GB), all fill values, and a twt axis for them. Reading such a volume (`info` reads every sample)
+/// allocated 8 GB; it is refused at once.
 #[test]
-fn hdf5_sample_axis_longer_than_the_file() {
+fn hdf5_volume_larger_than_the_file() {
     let _one_at_a_time = exclusive();
     let dir = tempfile::tempdir().unwrap();
-    // Chunks never written take no room: a file of a few hundred bytes declares 2^31 samples and a twt axis
-    // for them, all fill values.
     let n = 1usize << 31;
     let path = hdf5_file(dir.path(), [1, 1, n], |f| {
         f.new_dataset::<f64>().shape([n]).chunk([4096]).create("twt").unwrap();
@@ -299,7 +300,26 @@ fn hdf5_sample_axis_longer_than_the_file() {
     let len = std::fs::metadata(&path).unwrap().len() as usize;
     assert!(len < 4096, "{len} bytes");
     let (message, peak) = hdf5_error(&path);
-    assert!(message.contains("/twt must increase (from 0 to 0 over 2147483648 values)"), "{message}");
+    let expect = format!(
+        "dataset /seismic declares 2147483648 values of 4 bytes (shape [1, 1, 2147483648], 8.59 GB), more than a \
+         file of {len} bytes holds"
+    );
+    assert!(message.contains(&expect), "{message}");
+    assert!(peak <= 1 << 20, "{peak} bytes allocated for a {len}-byte file");
+}
+
+/// An axis as long as a volume the file can hold, all one value: it is checked in blocks, never read whole.
+#[test]
+fn hdf5_sample_axis_is_read_in_blocks() {
+    let _one_at_a_time = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1usize << 20;
+    let path = hdf5_file(dir.path(), [1, 1, n], |f| {
+        f.new_dataset::<f64>().shape([n]).chunk([4096]).create("twt").unwrap().write_raw(&vec![0.0; n]).unwrap();
+    });
+    let len = std::fs::metadata(&path).unwrap().len() as usize;
+    let (message, peak) = hdf5_error(&path);
+    assert!(message.contains("/twt must increase (from 0 to 0 over 1048576 values)"), "{message}");
     // The axis is checked in blocks: reading it allocates a block, never the whole axis.
     assert!(peak <= 1 << 20, "{peak} bytes allocated for a {len}-byte file");
 }

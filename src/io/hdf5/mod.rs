@@ -11,6 +11,7 @@
 //! [`raw`] holds the few HDF5 calls that `hdf5-metno` does not wrap (hyperslab I/O into caller buffers,
 //! dimension scales, attribute values of any type).
 
+mod guard;
 mod raw;
 mod reader;
 mod writer;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Location};
 use crate::volume::{Domain, IndexBox};
 
+pub use guard::init;
 pub use reader::{AxisSource, AxisSummary, Hdf5Reader, Hdf5Summary};
 pub use writer::{write_volume, Hdf5WriteOptions, Hdf5Writer, DEFAULT_CHUNK, ONE_CHUNK_MAX_BYTES};
 

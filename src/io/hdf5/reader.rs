@@ -10,17 +10,21 @@ use ::hdf5::types::TypeDescriptor;
 use ::hdf5::{Dataset, File, Group, LinkType, Location as H5Location, LocationType};
 use serde::Serialize;
 
-use super::raw::{self, AttrValue, H5Context};
+use super::guard;
+use super::raw::{self, AttrValue, H5Context, QUOTE};
 use super::{
     check_box, domain_name, join, line_attr_names, parse_domain, parse_sample_unit, split_dataset_path, Hdf5Options,
     ATTR_COORD_ORIGIN, ATTR_COORD_PER_ILINE, ATTR_COORD_PER_XLINE, ATTR_DOMAIN, ATTR_SAMPLE_ORIGIN, ATTR_SAMPLE_STEP,
     ATTR_SAMPLE_UNIT, ATTR_UNITS, ILINE, LIVE, SAMPLE_AXES, XLINE,
 };
 use crate::error::{Error, IoContext, Location, Result};
+use crate::io::files::{library_path, open_regular, quoted};
 use crate::volume::{CoordTransform, Domain, Geometry, IndexBox, LineAxis, SampleAxis, VolumeReader};
 
 /// How many 3-D datasets an error about a missing dataset lists at most.
 const MAX_LISTED: usize = 50;
+/// How many attributes of the volume a summary shows at most.
+const MAX_LISTED_ATTRIBUTES: usize = 256;
 /// How deep the search for 3-D datasets goes into nested groups.
 const MAX_GROUP_DEPTH: usize = 32;
 /// Values of an axis dataset read at a time.
@@ -96,15 +100,19 @@ impl std::fmt::Display for AxisSource {
 
 impl Hdf5Reader {
     pub fn open(path: &Path, opts: &Hdf5Options) -> Result<Self> {
+        guard::init();
         let (group_path, name) = split_dataset_path(path, &opts.dataset)?;
         let dataset_path = join(&group_path, &name);
-        // The operating system says "no such file" more plainly than HDF5 does.
-        let file_len = std::fs::metadata(path).at(path)?.len();
-        let file =
-            File::open(path).doing(path, || "cannot open it as HDF5 (not an HDF5 file, or a damaged one)".into())?;
+        // Opened here first: the operating system says "no such file" more plainly than HDF5 does, and only a
+        // regular file is handed on, by the name of this very descriptor.
+        let opened = open_regular(path)?;
+        let file_len = opened.metadata().at(path)?.len();
+        let file = File::open(library_path(&opened, path))
+            .doing(path, || "cannot open it as HDF5 (not an HDF5 file, or a damaged one)".into())?;
+        drop(opened);
         let (dataset, [n_il, n_xl, n_s]) = open_volume(path, &file, &dataset_path, file_len)?;
 
-        let mut scan = Scan::new(path, &file, &group_path, &dataset, &dataset_path)?;
+        let mut scan = Scan::new(path, &file, &group_path, &dataset, &dataset_path, file_len)?;
         let (ilines, il_source) = scan.line_axis(ILINE, n_il, "the inlines")?;
         let (xlines, xl_source) = scan.line_axis(XLINE, n_xl, "the crosslines")?;
         let (samples, s_source) = scan.sample_axis(n_s)?;
@@ -178,11 +186,12 @@ impl VolumeReader for Hdf5Reader {
 /// traces than a file of its size can describe (the live mask and the axes are allocated per trace).
 fn open_volume(path: &Path, file: &File, dataset_path: &str, file_len: u64) -> Result<(Dataset, [usize; 3])> {
     let fail = |message: String| Error::format(path, Location::File, message);
+    guard::check_path(path, file, dataset_path)?;
     let dataset = match file.loc_type_by_name(dataset_path) {
         Ok(LocationType::Dataset) => file.dataset(dataset_path).doing(path, || format!("opening {dataset_path}"))?,
         Ok(other) => {
             let kind = format!("{other:?}").to_lowercase();
-            return Err(fail(format!("{dataset_path} is a {kind}, not a dataset")));
+            return Err(fail(format!("{} is a {kind}, not a dataset", quoted(dataset_path, QUOTE))));
         }
         Err(_) => {
             let mut found = Vec::new();
@@ -190,9 +199,10 @@ fn open_volume(path: &Path, file: &File, dataset_path: &str, file_len: u64) -> R
             let listing = if found.is_empty() {
                 "the file holds no 3-D dataset".to_string()
             } else {
+                let found: Vec<String> = found.iter().map(|p| quoted(p, QUOTE)).collect();
                 format!("3-D datasets in the file: {}", found.join(", "))
             };
-            return Err(fail(format!("no dataset {dataset_path}; {listing}")));
+            return Err(fail(format!("no dataset {}; {listing}", quoted(dataset_path, QUOTE))));
         }
     };
     let dims = dataset.shape();
@@ -217,6 +227,7 @@ fn open_volume(path: &Path, file: &File, dataset_path: &str, file_len: u64) -> R
              can describe"
         )));
     }
+    guard::check_dataset(path, &dataset, dataset_path, file_len)?;
     Ok((dataset, shape))
 }
 
@@ -273,13 +284,21 @@ struct Scan<'a> {
     group_path: &'a str,
     volume: &'a Dataset,
     volume_path: &'a str,
+    file_len: u64,
     notes: Vec<String>,
 }
 
 impl<'a> Scan<'a> {
-    fn new(file: &'a Path, h5: &File, group_path: &'a str, volume: &'a Dataset, volume_path: &'a str) -> Result<Self> {
+    fn new(
+        file: &'a Path,
+        h5: &File,
+        group_path: &'a str,
+        volume: &'a Dataset,
+        volume_path: &'a str,
+        file_len: u64,
+    ) -> Result<Self> {
         let group = h5.group(group_path).doing(file, || format!("opening group {group_path}"))?;
-        Ok(Scan { file, group, group_path, volume, volume_path, notes: Vec::new() })
+        Ok(Scan { file, group, group_path, volume, volume_path, file_len, notes: Vec::new() })
     }
 
     fn fail(&self, message: impl Into<String>) -> Error {
@@ -350,17 +369,23 @@ impl<'a> Scan<'a> {
         }
     }
 
-    fn has_dataset(&self, name: &str) -> bool {
-        self.group.link_exists(name) && matches!(self.group.loc_type_by_name(name), Ok(LocationType::Dataset))
+    /// Whether a dataset `name` lies beside the volume; a link there that leaves the file is refused.
+    fn has_dataset(&self, name: &str) -> Result<bool> {
+        if !self.group.link_exists(name) {
+            return Ok(false);
+        }
+        guard::check_path(self.file, &self.group, name)?;
+        Ok(matches!(self.group.loc_type_by_name(name), Ok(LocationType::Dataset)))
     }
 
     /// The companion dataset `name` beside the volume, checked to have the shape `shape`.
     fn companion(&self, name: &str, shape: &[usize], what: &str) -> Result<Option<(String, Dataset)>> {
-        if !self.has_dataset(name) {
+        if !self.has_dataset(name)? {
             return Ok(None);
         }
         let path = join(self.group_path, name);
         let dataset = self.group.dataset(name).doing(self.file, || format!("opening {path}"))?;
+        guard::check_dataset(self.file, &dataset, &path, self.file_len)?;
         let found = dataset.shape();
         if found != shape {
             return Err(self.fail(format!(
@@ -498,6 +523,7 @@ impl<'a> Scan<'a> {
 
     fn sample_unit(&self, (text, what): (String, String)) -> Result<(Domain, f64)> {
         parse_sample_unit(&text).ok_or_else(|| {
+            let text = quoted(&text, QUOTE);
             self.fail(format!("{what} is '{text}'; the sample axis is in ms or s (time), m or km (depth)"))
         })
     }
@@ -509,14 +535,19 @@ impl<'a> Scan<'a> {
             Some(found) => Some(self.sample_unit(found)?),
             None => None,
         };
-        let domain_attr = match self.text_attr(ATTR_DOMAIN)? {
-            Some((text, what)) => Some(
-                parse_domain(&text)
-                    .ok_or_else(|| self.fail(format!("{what} is '{text}'; it must be time or depth")))?,
-            ),
-            None => None,
-        };
-        let present: Vec<Domain> = SAMPLE_AXES.into_iter().filter(|d| self.has_dataset(d.axis_name())).collect();
+        let domain_attr =
+            match self.text_attr(ATTR_DOMAIN)? {
+                Some((text, what)) => Some(parse_domain(&text).ok_or_else(|| {
+                    self.fail(format!("{what} is '{}'; it must be time or depth", quoted(&text, QUOTE)))
+                })?),
+                None => None,
+            };
+        let mut present = Vec::new();
+        for domain in SAMPLE_AXES {
+            if self.has_dataset(domain.axis_name())? {
+                present.push(domain);
+            }
+        }
         let companion = match present[..] {
             [] => None,
             [domain] => Some(domain),
@@ -566,6 +597,7 @@ impl<'a> Scan<'a> {
                     Some((text, what)) => match self.sample_unit((text.clone(), what.clone()))? {
                         (unit_domain, factor) if unit_domain == domain => factor,
                         _ => {
+                            let text = quoted(&text, QUOTE);
                             let message = format!("{what} is '{text}', which is no unit of {}", domain_name(domain));
                             return Err(self.fail(message));
                         }
@@ -669,6 +701,7 @@ fn attributes_of(dataset: &Dataset) -> BTreeMap<String, serde_json::Value> {
     names
         .into_iter()
         .filter(|name| !name.starts_with("DIMENSION_"))
+        .take(MAX_LISTED_ATTRIBUTES)
         .map(|name| {
             let value = match dataset.attr(&name).and_then(|a| raw::read_attr(&a)) {
                 Ok(v) => v.to_json(),

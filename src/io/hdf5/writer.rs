@@ -102,6 +102,7 @@ impl Hdf5Writer {
         }
         let dataset_path = join(&group_path, &name);
 
+        super::guard::init();
         let (output, created) = TempOutput::create(path)?;
         // HDF5 opens the file by name: the name of the descriptor itself, so that it writes the file just
         // created and nothing a link put in its place.
