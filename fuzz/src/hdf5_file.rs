@@ -3,13 +3,18 @@
 //! there are, their shapes, types and values) is ours. The description covers what the reader looks at:
 //! the volume's shape, type and storage; the companion datasets `iline`, `xline`, `twt`, `depth` and `live`
 //! with any shape, type and values; attributes of any type on the volume, its group and the companions,
-//! under the names the reader knows and others.
+//! under the names the reader knows and others; and what a hostile file may try: a volume stored in another
+//! file, mapped from one (virtual) or reached through an external link, a filter no build has, chunks of one
+//! value, and soft and external links under the names the reader looks for. [`Built::leaves_file`] says
+//! whether the file asks for something the reader must refuse.
 
 use std::path::Path;
 
 use arbitrary::Arbitrary;
 use hdf5::types::{FixedAscii, VarLenAscii, VarLenUnicode};
 use hdf5::{Dataset, Group, H5Type, Location};
+
+use crate::scratch_path;
 
 /// Values written in all, at most: datasets declared larger are left unwritten (chunked, so HDF5 stores
 /// nothing for them and they read as fill values).
@@ -28,6 +33,53 @@ pub struct FileSpec {
     pub attributes: Vec<AttrSpec>,
     /// Ask the reader for a dataset that is not there (it lists the 3-D datasets the file holds).
     pub ask_elsewhere: bool,
+    /// What the volume is besides its values, if anything.
+    pub trick: Option<Trick>,
+    /// Links beside the volume.
+    pub links: Vec<LinkSpec>,
+}
+
+/// Ways a volume can take the reader out of its file, or to code, or to many small reads.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+pub enum Trick {
+    /// Its values are kept in another file (external storage).
+    StoredOutside,
+    /// A virtual dataset mapping a dataset of another HDF5 file.
+    Virtual,
+    /// One chunk written as encoded by filter `256 + n`, which no build of HDF5 has.
+    UnknownFilter(u16),
+    /// Chunks of one value each.
+    TinyChunks,
+    /// The volume's name is an external link to a dataset of another file.
+    ExternalLink,
+    /// The volume's name is a soft link through a group that is an external link.
+    SoftThroughExternal,
+}
+
+#[derive(Arbitrary, Debug)]
+pub struct LinkSpec {
+    /// A companion's name (what the reader looks for), or the name of another 3-D dataset.
+    pub name: Companion,
+    pub target: LinkTarget,
+}
+
+#[derive(Arbitrary, Debug)]
+pub enum LinkTarget {
+    /// A soft link to the volume itself.
+    ToVolume,
+    /// A soft link to a path that may not be there.
+    Dangling(String),
+    /// An external link to a dataset of another file.
+    External,
+}
+
+/// A file built from a description.
+pub struct Built {
+    /// The dataset path to open.
+    pub dataset: String,
+    /// The file asks the reader to follow a link out of it, to read values stored elsewhere, or to load a
+    /// filter plugin: an open that succeeds then is a fault.
+    pub leaves_file: bool,
 }
 
 #[derive(Arbitrary, Debug, Clone, Copy, PartialEq)]
@@ -239,15 +291,33 @@ impl Word {
     }
 }
 
+/// The HDF5 file other files of this process link to: `/data` of 2 × 2 × 8 float32 and `/iline`.
+fn outside_h5() -> Option<std::path::PathBuf> {
+    let path = scratch_path("outside.h5");
+    if !path.exists() {
+        let f = hdf5::File::create(&path).ok()?;
+        f.new_dataset::<f32>().shape([2, 2, 8]).create("data").ok()?.write_raw(&[7.5f32; 32]).ok()?;
+        f.new_dataset::<f64>().shape([2]).create("iline").ok()?.write_raw(&[1.0, 2.0]).ok()?;
+    }
+    Some(path)
+}
+
 /// Build the file `path` describes; `None` when HDF5 refuses the description (a name it cannot hold, a
-/// dimension too large for it): such inputs are simply skipped. Returns the dataset path to open.
-pub fn build(spec: &FileSpec, path: &Path) -> Option<String> {
+/// dimension too large for it): such inputs are simply skipped.
+pub fn build(spec: &FileSpec, path: &Path) -> Option<Built> {
     let file = hdf5::File::create(path).ok()?;
     let group: Group = if spec.nested { file.create_group("g").ok()? } else { file.group("/").ok()? };
     let [n_il, n_xl, n_s] = spec.volume_shape.map(Dim::len);
     let mut budget = MAX_WRITTEN;
     let volume_shape = shape(&spec.volume.shape, &[n_il, n_xl, n_s]);
-    let volume = dataset(&group, "seismic", &spec.volume, &volume_shape, &mut budget)?;
+    let mut leaves_file = false;
+    let volume = match spec.trick {
+        None => dataset(&group, "seismic", &spec.volume, &volume_shape, &mut budget)?,
+        Some(trick) => {
+            leaves_file = !matches!(trick, Trick::TinyChunks);
+            tricked(&file, &group, trick, &volume_shape)?
+        }
+    };
     let mut companions: Vec<(Companion, Dataset)> = Vec::new();
     for (kind, ds_spec) in spec.companions.iter().take(6) {
         if companions.iter().any(|(k, _)| k == kind) {
@@ -278,8 +348,92 @@ pub fn build(spec: &FileSpec, path: &Path) -> Option<String> {
         // An attribute HDF5 refuses (an empty array, a name it cannot hold) is left out.
         let _ = attribute(holder, attr.name.name(), &attr.value);
     }
+    for link in spec.links.iter().take(4) {
+        let name = link.name.name();
+        if group.link_exists(name) {
+            continue;
+        }
+        let made = match &link.target {
+            LinkTarget::ToVolume => group.link_soft("seismic", name),
+            LinkTarget::Dangling(target) if !target.is_empty() => group.link_soft(target, name),
+            LinkTarget::Dangling(_) => continue,
+            LinkTarget::External => group.link_external(outside_h5()?.to_str()?, "/iline", name),
+        };
+        // The reader looks at every companion's name: an external link there must be refused.
+        leaves_file |= made.is_ok() && matches!(link.target, LinkTarget::External) && link.name != Companion::Other;
+    }
     let dataset = if spec.nested { "/g/seismic" } else { "/seismic" };
-    Some(if spec.ask_elsewhere { format!("{dataset}_elsewhere") } else { dataset.to_string() })
+    let dataset = if spec.ask_elsewhere { format!("{dataset}_elsewhere") } else { dataset.to_string() };
+    Some(Built { leaves_file: leaves_file && !spec.ask_elsewhere, dataset })
+}
+
+/// The volume `seismic` of `group` in `file`, a float32 dataset of `shape` made as `trick` says.
+fn tricked(file: &hdf5::File, group: &Group, trick: Trick, shape: &[usize]) -> Option<Dataset> {
+    use hdf5_sys::h5d::{H5Dclose, H5Dcreate2, H5Dwrite_chunk};
+    use hdf5_sys::h5p::{H5Pclose, H5Pcreate, H5Pset_chunk, H5Pset_filter, H5P_CLS_DATASET_CREATE, H5P_DEFAULT};
+    let n = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).filter(|&n| n > 0 && n <= MAX_WRITTEN)?;
+    let outside = outside_h5()?;
+    match trick {
+        Trick::StoredOutside => {
+            let raw = scratch_path("outside.bin");
+            std::fs::write(&raw, vec![0x3f; 4 * n]).ok()?;
+            group.new_dataset::<f32>().shape(shape.to_vec()).external(raw.to_str()?, 0, 4 * n).create("seismic").ok()
+        }
+        Trick::Virtual => {
+            let all = hdf5::Selection::All;
+            group
+                .new_dataset::<f32>()
+                .shape([2usize, 2, 8])
+                .virtual_map(outside.to_str()?, "/data", [2usize, 2, 8], all.clone(), [2usize, 2, 8], all)
+                .create("seismic")
+                .ok()
+        }
+        Trick::UnknownFilter(k) => {
+            let space = hdf5::Dataspace::try_new(shape.to_vec()).ok()?;
+            let dtype = hdf5::Datatype::from_type::<f32>().ok()?;
+            let name = std::ffi::CString::new("seismic").ok()?;
+            let chunk: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+            let bytes = vec![0u8; 4 * n];
+            let filter = 256 + i32::from(k) % 65000;
+            // SAFETY: HDF5 calls under its lock, with buffers of the sizes given.
+            let made = hdf5::sync::sync(|| unsafe {
+                let plist = H5Pcreate(*H5P_CLS_DATASET_CREATE);
+                H5Pset_chunk(plist, chunk.len() as _, chunk.as_ptr());
+                H5Pset_filter(plist, filter, hdf5_sys::h5z::H5Z_FLAG_OPTIONAL, 0, std::ptr::null());
+                let ds =
+                    H5Dcreate2(group.id(), name.as_ptr(), dtype.id(), space.id(), H5P_DEFAULT, plist, H5P_DEFAULT);
+                H5Pclose(plist);
+                if ds < 0 {
+                    return false;
+                }
+                let offset = vec![0u64; chunk.len()];
+                let ok =
+                    H5Dwrite_chunk(ds, H5P_DEFAULT, 0, offset.as_ptr(), bytes.len(), bytes.as_ptr().cast()) >= 0;
+                H5Dclose(ds);
+                ok
+            });
+            if made {
+                group.dataset("seismic").ok()
+            } else {
+                None
+            }
+        }
+        Trick::TinyChunks => {
+            let ds =
+                group.new_dataset::<f32>().shape(shape.to_vec()).chunk(vec![1; shape.len()]).create("seismic").ok()?;
+            ds.write_raw(&vec![1.0f32; n]).ok()?;
+            Some(ds)
+        }
+        Trick::ExternalLink => {
+            group.link_external(outside.to_str()?, "/data", "seismic").ok()?;
+            group.dataset("seismic").ok()
+        }
+        Trick::SoftThroughExternal => {
+            file.link_external(outside.to_str()?, "/", "elsewhere").ok()?;
+            group.link_soft("/elsewhere/data", "seismic").ok()?;
+            group.dataset("seismic").ok()
+        }
+    }
 }
 
 /// A dataset of `shape` holding `spec.values`: written when the budget allows, else chunked and left empty.
