@@ -81,7 +81,7 @@ pub fn compile(arch: &'static str, fast_math: bool) -> Result<Compiled> {
 }
 
 /// NVRTC's options for `arch`.
-fn options(arch: &str, fast_math: bool) -> Vec<String> {
+pub(crate) fn options(arch: &str, fast_math: bool) -> Vec<String> {
     let mut options = vec![format!("--gpu-architecture={arch}"), "--std=c++17".to_string()];
     if fast_math {
         options.push("--use_fast_math".into());

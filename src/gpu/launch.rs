@@ -107,11 +107,12 @@ pub fn grid_1d(n: usize, block: u32) -> LaunchConfig {
 pub fn load_kernels(gpu: &Gpu, fast_math: bool, cache: &KernelCache) -> Result<(Kernels, bool)> {
     let arch = kernels::arch_name(gpu.info.compute_capability);
     let source = kernels::program_source();
-    let key = kernel_cache::key(&source, arch, fast_math, kernels::nvrtc_version()?);
-    if let Some(program) = cache.load(&key) {
+    let recipe =
+        kernel_cache::Recipe::new(&source, arch, &kernels::options(arch, fast_math), kernels::nvrtc_version()?);
+    if let Some(program) = cache.load(&recipe) {
         match Kernels::load(&gpu.ctx, &program) {
             Ok(k) => {
-                tracing::debug!("kernels loaded from the cache entry {key} in {}", show_dir(cache));
+                tracing::debug!("kernels loaded from the cache entry {} in {}", recipe.key(), show_dir(cache));
                 return Ok((k, true));
             }
             Err(e) => tracing::warn!("the cached kernels could not be loaded ({e}); compiling them again"),
@@ -122,7 +123,7 @@ pub fn load_kernels(gpu: &Gpu, fast_math: bool, cache: &KernelCache) -> Result<(
     tracing::debug!("kernels compiled by NVRTC for {arch} in {:.3} s", t.elapsed().as_secs_f64());
     let loaded = Kernels::load(&gpu.ctx, &program)?;
     // A cache that cannot be written costs the next run a compilation, nothing more.
-    match cache.store(&key, &program) {
+    match cache.store(&recipe, &program) {
         Ok(()) if cache.dir().is_some() => tracing::debug!("kernels kept in {} for later runs", show_dir(cache)),
         Ok(()) => {}
         Err(e) => tracing::warn!(

@@ -99,7 +99,8 @@ fn the_prelude_is_compiled_and_keyed_with_the_kernels() {
     assert!(source.starts_with(&format!("#line 1 \"{}\"\n{}", prelude::FILE_NAME, prelude::source())));
     let other = source.replacen("#define PS_WARPS 8\n", "#define PS_WARPS 4\n", 1);
     assert_ne!(other, source, "the prelude defines PS_WARPS as 8");
-    assert_ne!(kernel_cache::key(&source, "sm_90", false, (13, 0)), kernel_cache::key(&other, "sm_90", false, (13, 0)));
+    let key = |source: &str| kernel_cache::Recipe::new(source, "sm_90", &["--std=c++17".into()], (13, 0)).key();
+    assert_ne!(key(&source), key(&other));
 }
 
 #[test]
