@@ -2,6 +2,7 @@
 
 pub mod files;
 pub mod hdf5;
+pub mod mapped;
 pub mod npy;
 pub mod output;
 pub mod segy;

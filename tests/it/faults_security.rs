@@ -579,3 +579,59 @@ fn fifos_and_devices_are_refused_at_once() {
     assert!(o.stderr.contains("larger than"), "{o:?}");
     assert!(!out.exists());
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Input values and inputs that change
+/// The image of `src` on `engine` with the CPU tests' usual job (constant 2000 m/s, 20 depth steps of
+/// 10 m), and what the run recorded.
+fn migrate_whole(
+    engine: &mut dyn seisimage::imaging::Engine,
+    src: &dyn seisimage::volume::VolumeReader,
+) -> (seisimage::Result<Vec<Vec<f32>>>, seisimage::stats::RunStats) {
+    let job = crate::common::Job {
+        bin: [10.0, 10.0],
+        window: seisimage::window::WindowParams::default(),
+        params: seisimage::imaging::ImagingParams { dz: 10.0, nz: Some(20), ..Default::default() },
+        velocity: seisimage::velocity::VelocityModel::constant(2000.0).unwrap(),
+    };
+    let request = seisimage::imaging::ImageRequest::whole(&job.image_geometry(src));
+    let plan = job.plan(src, &request);
+    crate::common::migrate(engine, src, &plan, &job.velocity, &request, &seisimage::progress::Silent)
+}
+
+/// On every backend: a SEG-Y input cut short after it was opened (while it is mapped) fails the migration
+/// with an error naming it, where the read used to die of SIGBUS.
+#[test]
+fn an_input_cut_short_fails_the_migration_on_any_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(16, 12, 1000);
+    let input = dir.path().join("input.sgy");
+    crate::common::for_each_backend(|engine| {
+        write_segy(&input, &m, &samples(&m));
+        let reader = seisimage::io::segy::SegyReader::open(&input, &Default::default()).unwrap();
+        let len = std::fs::metadata(&input).unwrap().len();
+        std::fs::OpenOptions::new().write(true).open(&input).unwrap().set_len(len / 3).unwrap();
+        let (image, _) = migrate_whole(engine, &reader);
+        let e = image.err().unwrap_or_else(|| panic!("{}: migrated a file cut short", engine.name())).to_string();
+        assert!(e.contains(path_str(&input)) && e.contains("changed while it was being read"), "{e}");
+    });
+}
+
+/// The input is cut short while it is mapped: the read fails naming the file instead of the process
+/// dying of SIGBUS.
+#[test]
+fn an_input_truncated_while_mapped_is_an_error_not_a_crash() {
+    use seisimage::volume::VolumeReader;
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(16, 12, 1000);
+    let input = dir.path().join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let reader = seisimage::io::segy::SegyReader::open(&input, &Default::default()).unwrap();
+    let len = std::fs::metadata(&input).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&input).unwrap().set_len(len / 3).unwrap();
+    let mut out = vec![0.0f32; reader.geometry().n_values()];
+    let e = reader.read_all(&mut out).unwrap_err().to_string();
+    assert!(e.contains(path_str(&input)) && e.contains("changed while it was being read"), "{e}");
+    // Reading again fails the same way; nothing else in the process was harmed.
+    assert!(reader.read_all(&mut out).is_err());
+}

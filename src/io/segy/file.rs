@@ -4,8 +4,6 @@
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
-
 use super::binary::{BinaryHeader, BINARY_HEADER_LEN, BINARY_HEADER_START, FILE_HEADER_LEN};
 use super::byte_order::ByteOrder;
 use super::layout::{self, ByteOrderSource, TraceCount};
@@ -14,6 +12,7 @@ use super::text::{self, TextHeader, TEXT_RECORD_LEN};
 use super::trace_header::{HeaderLocations, TraceHeader, TRACE_HEADER_LEN};
 use super::{SegyOptions, DEPTH_MARKER};
 use crate::error::{Error, IoContext, Location, Result};
+use crate::io::mapped::MappedFile;
 use crate::volume::{Domain, SampleAxis};
 
 /// An open SEG-Y file: text and binary headers, byte order, sample format, trace size and count, and access
@@ -21,7 +20,7 @@ use crate::volume::{Domain, SampleAxis};
 #[derive(Debug)]
 pub struct SegyFile {
     path: PathBuf,
-    map: Mmap,
+    map: MappedFile,
     text: TextHeader,
     binary: BinaryHeader,
     order: ByteOrder,
@@ -45,21 +44,24 @@ impl SegyFile {
         let interval_override = opts.interval_override()?;
         let fail = |at: u64, message: String| Error::format(path, Location::Byte(at), message);
 
+        let too_short = |len: u64| {
+            let why = format!(
+                "the file is {len} bytes long, shorter than the {FILE_HEADER_LEN}-byte SEG-Y file header (text and \
+                 binary headers)"
+            );
+            fail(len, why)
+        };
         let file = crate::io::files::open_regular(path)?;
-        let len = file.metadata().at(path)?.len();
-        if len < FILE_HEADER_LEN as u64 {
-            return Err(fail(
-                len,
-                format!(
-                    "the file is {len} bytes long, shorter than the {FILE_HEADER_LEN}-byte SEG-Y file header (text \
-                     and binary headers)"
-                ),
-            ));
+        if file.metadata().at(path)?.len() < FILE_HEADER_LEN as u64 {
+            return Err(too_short(file.metadata().at(path)?.len()));
         }
-        // SAFETY: the map is read-only and private to this process. Another process truncating or rewriting
-        // the file while it is mapped would change the bytes under us (or fault); that is the accepted
-        // contract of every memory-mapped reader, and seisimage never writes to its inputs.
-        let map = unsafe { Mmap::map(&file) }.at(path)?;
+        // Watched: a file cut short while it is mapped is reported by `check_intact`, not a crash.
+        let map = MappedFile::map(&file).at(path)?;
+        // The size mapped, against which every offset below is checked (the file may have changed since).
+        let len = map.len() as u64;
+        if len < FILE_HEADER_LEN as u64 {
+            return Err(too_short(len));
+        }
         let binary_bytes: &[u8; BINARY_HEADER_LEN] =
             map[BINARY_HEADER_START..FILE_HEADER_LEN].try_into().expect("400 bytes");
 
@@ -200,7 +202,7 @@ impl SegyFile {
             domain,
         };
 
-        Ok(SegyFile {
+        let file = SegyFile {
             path: path.to_path_buf(),
             map,
             text,
@@ -215,7 +217,23 @@ impl SegyFile {
             trace_count: trace_count as usize,
             sample_axis,
             locations,
-        })
+        };
+        file.check_intact()?;
+        Ok(file)
+    }
+
+    /// Fail if the file was cut short while it was mapped: what was read from it since may hold zeros in
+    /// place of its data. Called after every read of the map (the header scan, each box).
+    pub fn check_intact(&self) -> Result<()> {
+        if self.map.changed() {
+            return Err(Error::format(
+                &self.path,
+                Location::File,
+                "the file changed while it was being read (it was cut short or replaced); nothing read from it \
+                 since can be trusted, so the work stops here",
+            ));
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {

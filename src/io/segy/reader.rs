@@ -41,6 +41,7 @@ impl SegyReader {
         let file = SegyFile::open(path, opts)?;
         tracing::trace!("{}: file headers read in {:.1} ms", path.display(), t.elapsed().as_secs_f64() * 1e3);
         let grid = Grid::scan(&file)?;
+        file.check_intact()?;
         Ok(SegyReader { file, grid })
     }
 
@@ -158,7 +159,7 @@ impl SegyReader {
         let box_xlines = b.xl.len();
         let cell_of = |t: usize| (b.il.start + t / box_xlines) * n_xl + b.xl.start + t % box_xlines;
         let streaming = mode == WriteMode::Streaming;
-        out.par_chunks_mut(trace_len * traces_per_task).enumerate().try_for_each(|(task, chunk)| {
+        let decoded = out.par_chunks_mut(trace_len * traces_per_task).enumerate().try_for_each(|(task, chunk)| {
             CancelToken::process().check()?;
             let mut near = if streaming { vec![0.0f32; trace_len] } else { Vec::new() };
             for (k, trace) in chunk.chunks_mut(trace_len).enumerate() {
@@ -183,7 +184,10 @@ impl SegyReader {
                 crate::simd::stream_fence();
             }
             Ok(())
-        })
+        });
+        // A file cut short while it was read gave zeros for what it lost: that is an error, not data.
+        self.file.check_intact()?;
+        decoded
     }
 }
 
