@@ -2,6 +2,7 @@
 //! the library's types by the command modules.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -36,10 +37,10 @@ pub struct Cli {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
-    /// When stderr is not a terminal (a batch log), write a progress line at most this often. A terminal
-    /// shows a progress bar instead.
-    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 30.0, value_parser = parse_seconds)]
-    pub progress_interval: f64,
+    /// When stderr is not a terminal (a batch log), write a progress line at most this often (0: at every
+    /// step; a very large number: never). A terminal shows a progress bar instead.
+    #[arg(long, global = true, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds)]
+    pub progress_interval: Duration,
 }
 
 #[derive(Subcommand, Debug)]
@@ -276,6 +277,9 @@ pub struct BenchArgs {
     pub threads: Vec<usize>,
 }
 
+/// The most samples a synthetic or benchmark volume may have: 2^40 (4.4 TB of 4-byte samples).
+const MAX_SAMPLES: u64 = 1 << 40;
+
 fn parse_size(s: &str) -> Result<[usize; 3], String> {
     let parts: Vec<&str> = s.split(['x', 'X']).collect();
     let bad = || format!("expected INLINESxCROSSLINESxSAMPLES such as 512x512x1000, got {s:?}");
@@ -289,12 +293,17 @@ fn parse_size(s: &str) -> Result<[usize; 3], String> {
             return Err(format!("sizes must be at least 1, got {s:?}"));
         }
     }
+    let samples = out.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64)).unwrap_or(u64::MAX);
+    if samples > MAX_SAMPLES {
+        return Err(format!("{s} is {samples} samples; at most {MAX_SAMPLES} (2^40, 4.4 TB) are made"));
+    }
     Ok(out)
 }
 
-fn parse_seconds(s: &str) -> Result<f64, String> {
+/// Seconds as a duration; a number too large for one means "never".
+fn parse_seconds(s: &str) -> Result<Duration, String> {
     match s.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(x) if x >= 0.0 => Ok(Duration::try_from_secs_f64(x).unwrap_or(Duration::MAX)),
         _ => Err(format!("expected a number of seconds ≥ 0, got {s:?}")),
     }
 }
@@ -326,6 +335,13 @@ mod tests {
         assert_eq!(parse_size("512x256x1000"), Ok([512, 256, 1000]));
         assert!(parse_size("512x256").is_err());
         assert!(parse_size("0x1x1").is_err());
+        assert!(parse_size("1048576x1048576x1").is_ok());
+        assert!(parse_size("1048576x1048576x2").unwrap_err().contains("at most 1099511627776"));
+        assert!(parse_size("99999999999x99999999999x99999999999").is_err(), "no overflow");
+        assert_eq!(parse_seconds("0.5"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_seconds("1e300"), Ok(Duration::MAX));
+        assert_eq!(parse_seconds("inf"), Ok(Duration::MAX));
+        assert!(parse_seconds("-1").is_err() && parse_seconds("NaN").is_err());
         assert_eq!(parse_int_range("120:130"), Ok([120, 130]));
         assert!(parse_int_range("120").is_err());
         assert_eq!(parse_float_range("0:1.5"), Ok([0.0, 1.5]));

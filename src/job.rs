@@ -132,7 +132,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for ReadingKeys<'_, A> {
                     self.own.path = self.map.next_value()?;
                     *self.has_path = true;
                 }
-                Some(Key::Job("bin_size")) => self.own.bin_size = Some(self.map.next_value()?),
+                Some(Key::Job("bin_size")) => self.own.bin_size = Some(self.map.next_value::<Pair<f64>>()?.0),
                 Some(Key::Job(_)) => self.own.nonfinite = self.map.next_value()?,
             }
         }
@@ -166,6 +166,29 @@ impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, K> {
         seed.deserialize(name.into_deserializer()).map(Key::Reading)
     }
 }
+
+/// Exactly two values, `[a, b]`: serde reads an array of two from the first two values of a longer array
+/// and ignores the rest, so `bin_size = [10, 10, 10]` would pass unnoticed.
+struct Pair<T>([T; 2]);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pair<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let values = Vec::<T>::deserialize(deserializer)?;
+        let n = values.len();
+        <[T; 2]>::try_from(values).map(Pair).map_err(|_| de::Error::invalid_length(n, &"exactly two values"))
+    }
+}
+
+/// An optional [`Pair`], for `deserialize_with`.
+fn pair<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> std::result::Result<Option<[T; 2]>, D::Error> {
+    Pair::deserialize(d).map(|p| Some(p.0))
+}
+
+/// The most CPU threads a job may ask for: more than any machine has cores, few enough to start at once.
+pub const MAX_THREADS: usize = 1024;
+/// The longest ROI name: its files and their temporary names (about 45 characters longer) must fit the
+/// 255 bytes a file name may have.
+pub const MAX_ROI_NAME: usize = 100;
 
 /// `[compute]`: where and how.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -223,13 +246,13 @@ pub struct RoiConfig {
     /// Names the files (`roi_NAME.h5`, ...).
     pub name: String,
     /// Inline numbers [first, last]; default all.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pair")]
     pub iline: Option<[i64; 2]>,
     /// Crossline numbers [first, last]; default all.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pair")]
     pub xline: Option<[i64; 2]>,
     /// Depths [top, bottom] in metres; default the whole depth axis.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pair")]
     pub depth: Option<[f64; 2]>,
     /// Default ["hdf5"].
     #[serde(default = "default_roi_formats")]
@@ -391,6 +414,15 @@ impl Job {
         if slices && !o.png && o.slice_formats.is_empty() {
             return Err(self.error_at("output.png", "slices are requested but png = false and slice_formats is empty"));
         }
+        if self.config.compute.threads > MAX_THREADS {
+            return Err(self.error_at(
+                "compute.threads",
+                format!("{} threads: at most {MAX_THREADS} (0 uses every core)", self.config.compute.threads),
+            ));
+        }
+        if let Some(f) = duplicate(&o.slice_formats) {
+            return Err(self.error_at("output.slice_formats", format!("{} is listed twice", f.extension())));
+        }
         if let Some(gb) = self.config.compute.device_memory_gb {
             if !(gb.is_finite() && gb > 0.0) {
                 return Err(self.error_at("compute.device_memory_gb", format!("must be gigabytes > 0, not {gb}")));
@@ -405,14 +437,29 @@ impl Job {
             if r.name.is_empty() || !r.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "-_.".contains(ch)) {
                 return Err(self.error_at(
                     &format!("{key}.name"),
-                    format!("{:?} must be letters, digits, '-', '_' or '.'", r.name),
+                    format!("{} must be letters, digits, '-', '_' or '.'", quote(&r.name)),
+                ));
+            }
+            if r.name.len() > MAX_ROI_NAME {
+                return Err(self.error_at(
+                    &format!("{key}.name"),
+                    format!(
+                        "{} is {} characters long; at most {MAX_ROI_NAME} fit a file name",
+                        quote(&r.name),
+                        r.name.len()
+                    ),
                 ));
             }
             if !names.insert(&r.name) {
-                return Err(self.error_at(&format!("{key}.name"), format!("two [[output.roi]] are named {:?}", r.name)));
+                return Err(
+                    self.error_at(&format!("{key}.name"), format!("two [[output.roi]] are named {}", quote(&r.name)))
+                );
             }
             if r.formats.is_empty() {
                 return Err(self.error_at(&format!("{key}.formats"), "an ROI needs at least one format"));
+            }
+            if let Some(f) = duplicate(&r.formats) {
+                return Err(self.error_at(&format!("{key}.formats"), format!("{} is listed twice", f.extension())));
             }
         }
         o.render.validate().map_err(|e| self.locate(e.within("output.render")))
@@ -422,6 +469,21 @@ impl Job {
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(&self.config).unwrap_or_else(|e| format!("# cannot print the config: {e}\n"))
     }
+}
+
+/// The first format listed twice (its files would be written twice under one name).
+fn duplicate(formats: &[VolumeFormat]) -> Option<VolumeFormat> {
+    formats.iter().enumerate().find(|(i, f)| formats[..*i].contains(f)).map(|(_, f)| *f)
+}
+
+/// A value of the job quoted in a message: cut short, as it may be long.
+fn quote(text: &str) -> String {
+    format!("\"{}\"", crate::io::files::quoted(text, 60))
+}
+
+/// How an error names the override `item`: `--set KEY=VALUE`, the value cut short.
+fn set_source(item: &str) -> String {
+    format!("--set {}", crate::io::files::quoted(item, 100))
 }
 
 /// Where the values of a job came from: the job file's text and the overrides, in order.
@@ -454,7 +516,7 @@ impl Origin {
     fn error_at(&self, key: &str, message: &str) -> Error {
         let message = if key.is_empty() { message.to_string() } else { format!("{key}: {message}") };
         match self.overridden(key) {
-            Some(o) => Error::config(format!("--set {}", o.item), Location::File, message),
+            Some(o) => Error::config(set_source(&o.item), Location::File, message),
             None => Error::config(&self.name, position(&self.text, key), message),
         }
     }
@@ -494,9 +556,7 @@ impl Origin {
         let inside = self.overrides.iter().rev().find(|o| o.key.starts_with(&format!("{key}.")));
         match (self.overridden(&key), inside, file_only) {
             (Some(_), _, _) => self.error_at(&key, message),
-            (None, Some(o), _) => {
-                Error::config(format!("--set {}", o.item), Location::File, format!("{key}: {message}"))
-            }
+            (None, Some(o), _) => Error::config(set_source(&o.item), Location::File, format!("{key}: {message}")),
             (None, None, Some(own)) => self.toml_error(own),
             (None, None, None) => self.error_at(&key, &format!("{message} (once the --set overrides are applied)")),
         }
@@ -593,7 +653,7 @@ fn line_column(text: &str, at: usize) -> Location {
 /// Apply one `KEY=VALUE` override to the parsed table. VALUE is TOML (`50`, `"cpu"`, `[1, 2]`); a bare word
 /// that is not valid TOML is taken as a string, so `--set compute.backend=cpu` works unquoted.
 fn apply_override(table: &mut toml::Table, item: &str) -> Result<Override> {
-    let bad = |msg: String| Error::config(format!("--set {item}"), Location::File, msg);
+    let bad = |msg: String| Error::config(set_source(item), Location::File, msg);
     let (key, value) = item.split_once('=').ok_or_else(|| bad("expected KEY=VALUE".into()))?;
     let key = key.trim();
     let parsed: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {value}")) {

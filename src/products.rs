@@ -127,17 +127,20 @@ pub fn request(specs: &[ProductSpec]) -> ImageRequest {
 /// Bytes the products will take on disk at most, about (for the free-space check before the migration):
 /// 4 bytes per value and 8 KiB of headers per sub-volume file; per PNG, the uncompressed RGB size of the
 /// largest picture `render` allows for the slice (at least `min_width²` pixels, as narrow slices are
-/// enlarged), plus 64 KiB for the annotation and the sidecar.
+/// enlarged, times the vertical exaggeration or its inverse, never more than `max_pixels`), plus 64 KiB
+/// for the sidecar.
 pub fn estimated_bytes(specs: &[ProductSpec], render: &RenderOptions) -> u64 {
     const FILE_HEADERS: u64 = 8 << 10;
     const PNG_EXTRAS: u64 = 64 << 10;
     let min_area = u64::from(render.min_width).pow(2);
+    let stretch = render.vertical_exaggeration.max(1.0 / render.vertical_exaggeration).min(1e12);
     specs
         .iter()
         .map(|s| {
             let values = s.region.len() as u64;
             let files = s.formats.len() as u64 * (4 * values + FILE_HEADERS);
-            let png = if s.png { 3 * values.max(min_area).min(render.max_pixels) + PNG_EXTRAS } else { 0 };
+            let pixels = (values.max(min_area) as f64 * stretch).min(render.max_pixels as f64) as u64;
+            let png = if s.png { 3 * pixels + PNG_EXTRAS } else { 0 };
             files + png
         })
         .sum()

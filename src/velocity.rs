@@ -220,7 +220,8 @@ impl VelocityModel {
     pub fn from_reader(reader: &dyn VolumeReader, input: &Geometry) -> Result<Self> {
         let g = reader.geometry();
         check_lateral_grid(g, input, &reader.describe())?;
-        let mut data = vec![0.0f32; g.n_values()];
+        let mut data: Vec<f32> =
+            crate::io::files::try_vec(g.n_values(), std::path::Path::new(&reader.describe()), "the velocity model")?;
         reader.read_all(&mut data)?;
         Ok(VelocityModel::Grid(VelocityGrid::new(g.clone(), data, &reader.describe())?))
     }

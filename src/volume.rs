@@ -476,7 +476,8 @@ impl AmplitudeStats {
         let g = src.geometry();
         let per_inline = (g.xlines.len * g.samples.len).max(1);
         let block = ((64usize << 20) / 4 / per_inline).clamp(1, g.ilines.len.max(1));
-        let mut buf = vec![0.0f32; block * per_inline];
+        let mut buf: Vec<f32> =
+            crate::io::files::try_vec(block * per_inline, std::path::Path::new(&src.describe()), "a block of inlines")?;
         let mut acc = Accumulator::default();
         progress.begin("statistics", g.ilines.len as u64);
         let mut il = 0;

@@ -14,7 +14,7 @@ use seisimage::io::segy::SegyOptions;
 use seisimage::progress::{self, Progress};
 
 pub fn run(cli: &Cli) -> anyhow::Result<()> {
-    let reporting = Reporting { quiet: cli.quiet, interval: Duration::from_secs_f64(cli.progress_interval) };
+    let reporting = Reporting { quiet: cli.quiet, interval: cli.progress_interval };
     match &cli.command {
         Command::Info(a) => info::run(a, reporting),
         Command::Convert(a) => convert::run(a, reporting),

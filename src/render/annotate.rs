@@ -168,11 +168,27 @@ fn clip_note(source: ClipSource) -> String {
     }
 }
 
-/// Put `data` (the slice already resampled and coloured) into an annotated frame.
-pub(crate) fn frame(data: &Canvas, rows: &PlotAxis, cols: &PlotAxis, legend: &Legend) -> Framed {
-    let m = Metrics::for_data(data.width, data.height);
-    let (w, h) = (data.width, data.height);
+/// Where everything of a frame goes around a data area of `w × h` pixels.
+struct Layout {
+    m: Metrics,
+    col_ticks: Vec<Tick>,
+    row_ticks: Vec<Tick>,
+    bar_labels: Vec<(f64, String)>,
+    note: String,
+    bar_height: usize,
+    /// The data area's top-left pixel.
+    top: usize,
+    left: usize,
+    bar_left: usize,
+    row_title: String,
+    row_title_top: usize,
+    /// The whole picture.
+    width: usize,
+    height: usize,
+}
 
+fn layout(w: usize, h: usize, rows: &PlotAxis, cols: &PlotAxis, legend: &Legend) -> Layout {
+    let m = Metrics::for_data(w, h);
     let col_ticks =
         ticks(cols, w, |labels| (labels.iter().map(|l| m.width_of(l)).max().unwrap_or(0) + 3 * m.width_of("0")) as f64);
     let row_ticks = ticks(rows, h, |_| (3 * m.text) as f64);
@@ -200,6 +216,47 @@ pub(crate) fn frame(data: &Canvas, rows: &PlotAxis, cols: &PlotAxis, legend: &Le
     let row_title_length = m.width_of(&row_title);
     let row_title_top = (top + h / 2).saturating_sub(row_title_length / 2).max(m.pad);
     let height = (top + bar_height + m.frame + m.pad + m.text + m.pad).max(row_title_top + row_title_length + m.pad);
+    Layout {
+        m,
+        col_ticks,
+        row_ticks,
+        bar_labels,
+        note,
+        bar_height,
+        top,
+        left,
+        bar_left,
+        row_title,
+        row_title_top,
+        width,
+        height,
+    }
+}
+
+/// The size in pixels of the whole picture that [`frame`] makes around a data area of `w × h` pixels.
+pub(crate) fn frame_size(w: usize, h: usize, rows: &PlotAxis, cols: &PlotAxis, legend: &Legend) -> (usize, usize) {
+    let l = layout(w, h, rows, cols, legend);
+    (l.width, l.height)
+}
+
+/// Put `data` (the slice already resampled and coloured) into an annotated frame.
+pub(crate) fn frame(data: &Canvas, rows: &PlotAxis, cols: &PlotAxis, legend: &Legend) -> Framed {
+    let (w, h) = (data.width, data.height);
+    let Layout {
+        m,
+        col_ticks,
+        row_ticks,
+        bar_labels,
+        note,
+        bar_height,
+        top,
+        left,
+        bar_left,
+        row_title,
+        row_title_top,
+        width,
+        height,
+    } = layout(w, h, rows, cols, legend);
 
     let mut canvas = Canvas::new(width, height, WHITE);
     let (left_i, top_i, f) = (left as i64, top as i64, m.frame as i64);

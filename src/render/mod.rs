@@ -140,7 +140,8 @@ pub struct RenderOptions {
     /// The data area is enlarged to at least this many pixels wide (unless that breaks `max_pixels`).
     /// Default 800.
     pub min_width: u32,
-    /// The data area is shrunk to at most this many pixels. Default 16 777 216 (4096²).
+    /// The whole picture (its frame, labels and colour bar included) is kept to at most this many pixels,
+    /// the data area shrunk as needed. Default 16 777 216 (4096²); at least 262 144 with `annotate`.
     pub max_pixels: u64,
     /// Velocity in m/s that gives a two-way-time axis a length for the aspect (depth = v · t / 2).
     /// Default 2000, so that 1 ms is drawn as long as 1 m.
@@ -164,6 +165,13 @@ impl Default for RenderOptions {
         }
     }
 }
+
+/// The fewest pixels a picture with a frame may be given: the frame, labels, colour bar and a title of
+/// [`MAX_TITLE_CHARS`] around a small data area.
+const MIN_FRAMED_PIXELS: u64 = 1 << 18;
+
+/// The longest title: one line across a picture.
+const MAX_TITLE_CHARS: usize = 200;
 
 /// The most pixels a data area may be given: 256 Mi pixels is 768 MiB of RGB.
 const MAX_PIXELS_LIMIT: u64 = 1 << 28;
@@ -190,8 +198,18 @@ impl RenderOptions {
         if !(1..=MAX_PIXELS_LIMIT).contains(&self.max_pixels) {
             return fail("max_pixels", &format!("in 1..={MAX_PIXELS_LIMIT}"), self.max_pixels.to_string());
         }
+        if self.annotate && self.max_pixels < MIN_FRAMED_PIXELS {
+            let rule = format!(
+                "at least {MIN_FRAMED_PIXELS} with annotate = true (the frame, labels and colour bar need room)"
+            );
+            return fail("max_pixels", &rule, self.max_pixels.to_string());
+        }
         if !(self.time_aspect_velocity.is_finite() && self.time_aspect_velocity > 0.0) {
             return fail("time_aspect_velocity", "a positive number", self.time_aspect_velocity.to_string());
+        }
+        if let Some(title) = self.title.as_ref().filter(|t| t.chars().count() > MAX_TITLE_CHARS) {
+            let rule = format!("at most {MAX_TITLE_CHARS} characters (one line above the picture)");
+            return fail("title", &rule, format!("{} characters", title.chars().count()));
         }
         Ok(())
     }
@@ -265,14 +283,14 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions) -> Re
         None => clip::symmetric_clip(slice.data, opts.clip_percentile),
     };
     steps.lap("clip");
-    let size = resample::plot_size(&slice.rows, &slice.cols, opts);
+    let legend = annotate::Legend { colormap: opts.colormap, clip, clip_source, title: opts.title.as_deref() };
+    let size = data_area(slice, opts, &legend)?;
     let amplitudes = resample::resample(slice.data, [n_rows, n_cols], [size.height, size.width]);
     steps.lap("resample");
     let palette = opts.colormap.palette(clip);
     let data = Canvas::paint(size.width, size.height, &amplitudes, |v| palette.colour(v));
     steps.lap("colour");
     let (canvas, data_left, data_top) = if opts.annotate {
-        let legend = annotate::Legend { colormap: opts.colormap, clip, clip_source, title: opts.title.as_deref() };
         let framed = annotate::frame(&data, &slice.rows, &slice.cols, &legend);
         (framed.canvas, framed.data_left, framed.data_top)
     } else {
@@ -306,6 +324,34 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions) -> Re
     steps.lap("sidecar");
     steps.log_trace(&format!("drawing {}", path.display()));
     Ok(SealedImage { files: [sidecar, png], clip, width: canvas.width as u32, height: canvas.height as u32 })
+}
+
+/// The data area of the picture of `slice`: as [`resample::plot_size`] makes it, shrunk until the whole
+/// picture, with the frame, labels and colour bar that `legend` adds around it, keeps to `max_pixels`.
+fn data_area(slice: &Slice, opts: &RenderOptions, legend: &annotate::Legend) -> Result<resample::PlotSize> {
+    let mut budget = opts.max_pixels;
+    loop {
+        let opts_within = RenderOptions { max_pixels: budget, title: None, ..opts.clone() };
+        let size = resample::plot_size(&slice.rows, &slice.cols, &opts_within);
+        if !opts.annotate {
+            return Ok(size);
+        }
+        let (w, h) = annotate::frame_size(size.width, size.height, &slice.rows, &slice.cols, legend);
+        let pixels = (w as u64).saturating_mul(h as u64);
+        if pixels <= opts.max_pixels {
+            return Ok(size);
+        }
+        let smaller = (budget as f64 * opts.max_pixels as f64 / pixels as f64 * 0.95) as u64;
+        if smaller == 0 || smaller >= budget || size.width * size.height == 1 {
+            let message = format!(
+                "render option `max_pixels` = {} cannot hold this picture's frame (its labels and colour bar \
+                 alone take {w} × {h} pixels): raise it, or set annotate = false",
+                opts.max_pixels
+            );
+            return Err(Error::at_key("max_pixels", message));
+        }
+        budget = smaller;
+    }
 }
 
 fn software() -> String {

@@ -56,7 +56,11 @@ pub fn prepare(job: Job) -> Result<Prepared> {
     }
     let planned = || -> Result<_> {
         let velocity = c.velocity.load(&input)?;
-        let image = image_geometry(&input, &c.imaging, &velocity)?;
+        // What the image cannot be made of is the input's fault: the message names it.
+        let image = image_geometry(&input, &c.imaging, &velocity).map_err(|e| match e {
+            Error::Request(m) => Error::Request(format!("{}: {m}", c.input.path.display())),
+            e => e,
+        })?;
         let products = products::plan_products(&c.output, &image)?;
         let request = products::request(&products);
         let mut plan = Plan::new(&input, bin_size, &c.window, &c.imaging, &velocity, &request)?;

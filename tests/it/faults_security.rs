@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cli_common::{job_text, model, names, run, run_command, samples, seisimage, write_job, write_segy, Outcome};
-use seisimage::volume::{Domain, Geometry, SampleAxis};
+use seisimage::volume::{Domain, Geometry, LineAxis, SampleAxis};
 
 /// Run `cmd` to its end, killing it (and failing) after `limit`: for attacks whose symptom is a hang.
 fn run_within(cmd: &mut Command, limit: Duration) -> Outcome {
@@ -581,6 +581,104 @@ fn fifos_and_devices_are_refused_at_once() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// Requests larger than a machine
+#[test]
+fn requests_beyond_any_machine_are_refused_by_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, _, _) = small_job(dir.path(), "", "inlines = [8]");
+    let job = path_str(&job);
+    let title = format!("output.render.title=\"{}\"", "T".repeat(100_000));
+    let long_roi = format!("output.roi=[{{name = \"{}\"}}]", "r".repeat(300));
+    for (set, key) in [
+        ("compute.threads=1000000", "compute.threads"),
+        (title.as_str(), "output.render.title"),
+        (long_roi.as_str(), "output.roi.0.name"),
+        ("output.roi=[{name = \"a\", formats = [\"hdf5\", \"npy\", \"hdf5\"]}]", "output.roi.0.formats"),
+        ("output.slice_formats=[\"npy\", \"npy\"]", "output.slice_formats"),
+        ("input.bin_size=[10.0, 10.0, 10.0]", "input.bin_size"),
+        ("output.roi=[{name = \"a\", iline = [2, 4, 6]}]", "output.roi.0.iline"),
+    ] {
+        let t = Instant::now();
+        let o = run(&["validate", job, "--set", set]);
+        assert_eq!(o.code(), Some(2), "{key}: {o:?}");
+        assert!(o.stderr.contains(key), "{key}: {o:?}");
+        assert!(o.stderr.len() < 2000, "{key}: a {}-byte error", o.stderr.len());
+        assert!(t.elapsed() < Duration::from_secs(10), "{key}: took {:?}", t.elapsed());
+    }
+    // bin_size with three numbers, in the file: placed at its line
+    let text = std::fs::read_to_string(job).unwrap().replace("[input]\n", "[input]\nbin_size = [10.0, 10.0, 10.0]\n");
+    let file_job = write_job(&dir.path().join("bins.toml"), &text);
+    let o = run(&["validate", path_str(&file_job)]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("bins.toml at line 2"), "{o:?}");
+}
+
+/// Read the width and height from a PNG's IHDR.
+fn png_size(path: &Path) -> (u64, u64) {
+    let bytes = std::fs::read(path).unwrap();
+    let be = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as u64;
+    (be(16), be(20))
+}
+
+#[test]
+fn pictures_stay_within_max_pixels_whatever_the_exaggeration() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, _, out) = small_job(
+        dir.path(),
+        "",
+        "inlines = [8]\ndepth_slices = [50.0]\n[output.render]\nvertical_exaggeration = 1e9\nmax_pixels = 1000000",
+    );
+    let o = run(&["run", path_str(&job)]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    for png in ["inline_8.png", "depth_50m.png"] {
+        let (w, h) = png_size(&out.join(png));
+        assert!(w * h <= 1_000_000, "{png}: {w} × {h} pixels");
+    }
+}
+
+#[test]
+fn sizes_no_machine_holds_are_errors_not_aborts() {
+    let dir = tempfile::tempdir().unwrap();
+    // One inline of 1.6 GB in 1 GB of address space: an error naming the allocation, no temporary file.
+    let out = dir.path().join("synth");
+    std::fs::create_dir(&out).unwrap();
+    let mut cmd = seisimage();
+    cmd.args(["synth", path_str(&out.join("big.sgy")), "--size", "2x20000x20000"]);
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let o = run_command(&mut cmd);
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains("cannot allocate"), "{o:?}");
+    assert_eq!(names(&out), Vec::<String>::new());
+    // 10^15 samples (4 PB): refused as the command line is read
+    let o = run(&["synth", path_str(&out.join("huge.sgy")), "--size", "1000000x1000000x1000"]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("--size"), "{o:?}");
+    assert_eq!(names(&out), Vec::<String>::new());
+}
+
+
+// ---------------------------------------------------------------------------------------------------------
+// The command line and its streams
+#[test]
+fn a_progress_interval_beyond_any_run_means_never() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, input, _) = small_job(dir.path(), "", "depth_slices = [50.0]");
+    for interval in ["1e20", "1e300"] {
+        let o = run(&["--progress-interval", interval, "info", path_str(&input)]);
+        assert_eq!(o.code(), Some(0), "{o:?}");
+    }
+}
+
+
+// ---------------------------------------------------------------------------------------------------------
 // Input values and inputs that change
 /// The image of `src` on `engine` with the CPU tests' usual job (constant 2000 m/s, 20 depth steps of
 /// 10 m), and what the run recorded.
@@ -615,6 +713,27 @@ fn an_input_cut_short_fails_the_migration_on_any_backend() {
         let e = image.err().unwrap_or_else(|| panic!("{}: migrated a file cut short", engine.name())).to_string();
         assert!(e.contains(path_str(&input)) && e.contains("changed while it was being read"), "{e}");
     });
+}
+
+#[test]
+fn a_one_sample_input_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = Geometry::regular(
+        LineAxis::new(1, 1, 8),
+        LineAxis::new(1, 1, 8),
+        SampleAxis { origin: 0.0, step: 4.0, len: 1, domain: Domain::Time },
+    );
+    let input = dir.path().join("one-sample.sgy");
+    seisimage::io::write_volume(seisimage::io::FileFormat::Segy, &input, &g, &vec![1.0; 64], &Default::default())
+        .unwrap();
+    let job = write_job(
+        &dir.path().join("job.toml"),
+        &job_text(&input, &dir.path().join("out"), "nz = 20", "inlines = [4]")
+            .replace("[input]\n", "[input]\nbin_size = [10.0, 10.0]\n"),
+    );
+    let o = run(&["validate", path_str(&job)]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains(path_str(&input)), "{o:?}");
 }
 
 /// The input is cut short while it is mapped: the read fails naming the file instead of the process

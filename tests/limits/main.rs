@@ -5,4 +5,5 @@
 mod counting_allocator;
 mod fuzz_regressions;
 mod input_limits;
+mod render_limits;
 mod segy_corruption;
