@@ -4,6 +4,8 @@
 mod cli;
 mod commands;
 
+use std::io::Write;
+
 use clap::Parser;
 
 fn main() {
@@ -14,9 +16,25 @@ fn main() {
     if let Err(e) = seisimage::cancel::install_signal_handlers() {
         tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
     }
+    raise_open_file_limit();
     if let Err(e) = commands::run(&cli) {
-        eprintln!("error: {}", message(&e));
+        // Nobody may be reading any more (a closed pipe): the exit code still tells.
+        let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
         std::process::exit(exit_code(&e));
+    }
+}
+
+/// Raise the soft limit on open files to the hard one, as the system allows any process to: a run with
+/// many products writes many files. (A run that still meets the limit creates its files as their values
+/// come instead of ahead of them.)
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit on this process, with a valid struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
     }
 }
 
@@ -48,6 +66,8 @@ fn init_logging(verbose: u8, quiet: bool) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .with_ansi(ansi)
+        // A log nobody reads any more (a closed pipe) is not worth a panic, nor a report on that same stderr.
+        .log_internal_errors(false)
         .init();
 }
 

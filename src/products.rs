@@ -303,6 +303,8 @@ pub struct ProductWriter<'r, 's> {
 #[allow(clippy::large_enum_variant)]
 enum Slot {
     Waiting,
+    /// Its files are made when its values come, not ahead of them (see [`open_files_ahead`]).
+    Deferred,
     Files(Result<OpenProduct>),
     Values(Vec<f32>),
     Started,
@@ -319,11 +321,31 @@ pub struct Written {
 type Done = Sender<(usize, Result<WrittenProduct>)>;
 
 impl<'r, 's> ProductWriter<'r, 's> {
-    /// Start writing `specs` into `target`: every product's files are created now, on the pool of `scope`.
+    /// Start writing `specs` into `target`: the products' files are created now, on the pool of `scope`, as
+    /// many as the process may keep open ([`open_files_ahead`]); the files of the others when their values
+    /// come.
     pub fn start(scope: &'r rayon::Scope<'s>, target: &'s ProductTarget<'s>, specs: &'s [ProductSpec]) -> Self {
         let (done, finished) = std::sync::mpsc::channel();
-        let slots: Arc<[Mutex<Slot>]> = specs.iter().map(|_| Mutex::new(Slot::Waiting)).collect();
+        let mut ahead = open_files_ahead();
+        let slots: Arc<[Mutex<Slot>]> = specs
+            .iter()
+            .map(|spec| {
+                let now = spec.formats.len() <= ahead;
+                ahead = ahead.saturating_sub(spec.formats.len());
+                Mutex::new(if now { Slot::Waiting } else { Slot::Deferred })
+            })
+            .collect();
+        let deferred = slots.iter().filter(|s| matches!(*lock(s), Slot::Deferred)).count();
+        if deferred > 0 {
+            tracing::debug!(
+                "the files of {deferred} of {} products are created when their values come (open-file limit)",
+                specs.len()
+            );
+        }
         for (i, spec) in specs.iter().enumerate() {
+            if matches!(*lock(&slots[i]), Slot::Deferred) {
+                continue;
+            }
             let (slots, done) = (slots.clone(), done.clone());
             scope.spawn(move |_| {
                 let files = OpenProduct::create(target.dir, spec, target.image);
@@ -379,6 +401,14 @@ impl ProductSink for ProductWriter<'_, '_> {
                     let _ = done.send((index, write(target, spec, files, &values)));
                 });
             }
+            Slot::Deferred => {
+                drop(slot);
+                let (target, spec, done) = (self.target, &self.specs[index], self.done.clone());
+                self.scope.spawn(move |_| {
+                    let files = OpenProduct::create(target.dir, spec, target.image);
+                    let _ = done.send((index, write(target, spec, files, &values)));
+                });
+            }
             _ => *slot = Slot::Values(values),
         }
     }
@@ -395,6 +425,20 @@ fn write(
     let written = target.cancel.check().and_then(|()| files?.write(values, target));
     tracing::debug!("product {} written in {:.3} s", spec.stem, t.elapsed().as_secs_f64());
     written
+}
+
+/// How many sub-volume files may be created ahead of their values and held open while the engine
+/// migrates: half of the files the process may open, less a reserve for everything else (the input, HDF5,
+/// the pictures and files being written). A run with more products makes the files of the rest when their
+/// values come, so it never meets the limit however many products it has.
+fn open_files_ahead() -> usize {
+    const RESERVE: u64 = 64;
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit with a valid struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 0;
+    }
+    usize::try_from(limit.rlim_cur.saturating_sub(RESERVE) / 2).unwrap_or(usize::MAX)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

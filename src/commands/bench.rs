@@ -25,7 +25,7 @@ pub fn run(args: &BenchArgs, reporting: Reporting) -> anyhow::Result<()> {
         let _ = std::fs::remove_dir_all(&workdir);
     }
     let report = result?;
-    print!("{}", report.table());
+    super::print(&report.table())?;
     if let Some(path) = &args.json {
         seisimage::io::output::write_atomic(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }

@@ -9,21 +9,21 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
             Ok(rt) => serde_json::json!({ "usable": true, "runtime": rt }),
             Err(why) => serde_json::json!({ "usable": false, "reason": why.0 }),
         };
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        super::println(&serde_json::to_string_pretty(&value)?)?;
         return Ok(());
     }
     match probe {
         Ok(rt) => {
-            println!(
+            super::println(&format!(
                 "CUDA driver supports CUDA {}.{}; NVRTC {}.{}; cuFFT {}",
                 rt.driver_cuda_version.0,
                 rt.driver_cuda_version.1,
                 rt.nvrtc_version.0,
                 rt.nvrtc_version.1,
                 rt.cufft_version
-            );
+            ))?;
             for d in &rt.devices {
-                println!(
+                super::println(&format!(
                     "  device {}: {} — compute capability {}.{}, {} SMs, {:.1} GiB ({:.1} GiB free), PCI bus {}",
                     d.ordinal,
                     d.name,
@@ -33,17 +33,17 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
                     d.total_memory_bytes as f64 / (1u64 << 30) as f64,
                     d.free_memory_bytes as f64 / (1u64 << 30) as f64,
                     d.pci_bus_id
-                );
+                ))?;
             }
             let cache = seisimage::gpu::kernel_cache::KernelCache::from_env();
             match cache.dir() {
-                Some(dir) => println!("compiled kernels are kept in {}", dir.display()),
-                None => println!("compiled kernels are not kept (SEISIMAGE_KERNEL_CACHE=off)"),
+                Some(dir) => super::println(&format!("compiled kernels are kept in {}", dir.display()))?,
+                None => super::println("compiled kernels are not kept (SEISIMAGE_KERNEL_CACHE=off)")?,
             }
         }
         Err(why) => {
-            println!("no usable GPU: {why}");
-            println!("jobs with compute.backend = \"auto\" run on the CPU.");
+            super::println(&format!("no usable GPU: {why}"))?;
+            super::println("jobs with compute.backend = \"auto\" run on the CPU.")?;
         }
     }
     Ok(())

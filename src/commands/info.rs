@@ -112,9 +112,9 @@ pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
         info.amplitudes = Some(AmplitudeStats::of_reader(reader.as_ref(), progress.as_ref())?);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
+        super::println(&serde_json::to_string_pretty(&info)?)?;
     } else {
-        print!("{}", human(&info, args.text_header));
+        super::print(&human(&info, args.text_header))?;
     }
     Ok(())
 }

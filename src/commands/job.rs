@@ -45,21 +45,20 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
 pub fn validate(args: &JobArgs) -> anyhow::Result<()> {
     let job = Job::load(&args.job, &args.overrides)?;
     let prepared = prepare(job)?;
-    println!("{}: valid", args.job.display());
+    super::println(&format!("{}: valid", args.job.display()))?;
     for line in prepared.describe() {
-        println!("  {line}");
+        super::println(&format!("  {line}"))?;
     }
+    let backend = prepared.job.config.compute.backend;
     match seisimage::gpu::probe() {
-        Ok(rt) => println!("  backend   {:?}: GPU {} usable", prepared.job.config.compute.backend, rt.devices[0].name),
-        Err(why) => {
-            println!("  backend   {:?}: no GPU ({why}); auto runs on the CPU", prepared.job.config.compute.backend)
-        }
+        Ok(rt) => super::println(&format!("  backend   {backend:?}: GPU {} usable", rt.devices[0].name))?,
+        Err(why) => super::println(&format!("  backend   {backend:?}: no GPU ({why}); auto runs on the CPU"))?,
     }
     Ok(())
 }
 
 pub fn print_config(args: &JobArgs) -> anyhow::Result<()> {
     let job = Job::load(&args.job, &args.overrides)?;
-    print!("{}", job.to_toml());
+    super::print(&job.to_toml())?;
     Ok(())
 }

@@ -40,6 +40,22 @@ impl Reporting {
     }
 }
 
+/// Write `text` to stdout. A reader that went away (a closed pipe, `seisimage info x | head`) ends the
+/// output quietly: what it did not read, it did not want.
+pub(crate) fn print(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// [`print`] with a line end.
+pub(crate) fn println(text: &str) -> anyhow::Result<()> {
+    print(&format!("{text}\n"))
+}
+
 /// SEG-Y reading options from the shared command-line flags.
 fn segy_options(a: &SegyArgs) -> SegyOptions {
     SegyOptions {

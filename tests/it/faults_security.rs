@@ -582,6 +582,35 @@ fn fifos_and_devices_are_refused_at_once() {
 
 // ---------------------------------------------------------------------------------------------------------
 // Requests larger than a machine
+
+/// More products than the process may have files open: the run may not keep them all open at once.
+#[test]
+fn more_products_than_open_files_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(300, 3, 40);
+    let input = dir.path().join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let out = dir.path().join("out");
+    let inlines: Vec<String> = (1..=300).map(|il| il.to_string()).collect();
+    let output = format!("inlines = [{}]\npng = false\nslice_formats = [\"npy\"]", inlines.join(", "));
+    let job = write_job(&dir.path().join("job.toml"), &job_text(&input, &out, "nz = 10", &output));
+    let mut cmd = seisimage();
+    cmd.args(["-v", "run"]).arg(&job);
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 128, rlim_max: 128 };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let o = run_command(&mut cmd);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stderr.contains("the files of 268 of 300 products are created when their values come"), "{o:?}");
+    assert_eq!(names(&out).len(), 301);
+}
+
 #[test]
 fn requests_beyond_any_machine_are_refused_by_validate() {
     let dir = tempfile::tempdir().unwrap();
@@ -664,9 +693,32 @@ fn sizes_no_machine_holds_are_errors_not_aborts() {
     assert_eq!(names(&out), Vec::<String>::new());
 }
 
-
 // ---------------------------------------------------------------------------------------------------------
 // The command line and its streams
+
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, input, out) = small_job(dir.path(), "", "depth_slices = [50.0]");
+    for args in [vec!["info", path_str(&input)], vec!["validate", path_str(&job)], vec!["run", path_str(&job)]] {
+        let mut fds = [0; 2];
+        // SAFETY: pipe(2) fills two descriptors; the read end is closed at once.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        unsafe { libc::close(fds[0]) };
+        // SAFETY: the write end is ours alone.
+        let write_end = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+        let status = seisimage()
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(write_end.try_clone().unwrap()))
+            .stderr(Stdio::from(write_end))
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "{args:?}: {status}");
+    }
+    assert!(out.join("manifest.json").exists(), "the run went on without its log");
+}
+
 #[test]
 fn a_progress_interval_beyond_any_run_means_never() {
     let dir = tempfile::tempdir().unwrap();
@@ -676,7 +728,6 @@ fn a_progress_interval_beyond_any_run_means_never() {
         assert_eq!(o.code(), Some(0), "{o:?}");
     }
 }
-
 
 // ---------------------------------------------------------------------------------------------------------
 // Input values and inputs that change
