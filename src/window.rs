@@ -178,8 +178,20 @@ impl WindowPlan {
     }
 }
 
-/// What to do with NaN and infinite input samples: one of them, left in, turns the whole image into NaN.
-/// Used as `input.nonfinite` of a job file.
+/// Input samples larger than this in magnitude are treated like NaN: finite, but the transforms sum
+/// millions of samples in single precision (whose largest value is 3.4e38), so one such sample overflows
+/// to infinity and turns the whole image into NaN. Byte-order confusion gives such values (1e34 and more);
+/// real amplitudes, even of 32-bit integer samples, stay far below.
+pub const MAX_AMPLITUDE: f32 = 1e20;
+
+/// A sample the transforms cannot take: NaN, infinite, or beyond ±[`MAX_AMPLITUDE`].
+#[inline(always)]
+fn unusable(x: f32) -> bool {
+    x.is_nan() || x.abs() > MAX_AMPLITUDE
+}
+
+/// What to do with NaN, infinite and out-of-range input samples (beyond ±[`MAX_AMPLITUDE`]): one of them,
+/// left in, turns the whole image into NaN. Used as `input.nonfinite` of a job file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NonFinite {
@@ -233,7 +245,7 @@ impl<'a> TraceConditioner<'a> {
     /// The body of [`TraceConditioner::apply`], inlined into both of its versions.
     #[inline(always)]
     fn apply_body(&self, il: usize, xl: usize, s0: usize, trace: &mut [f32]) {
-        let bad: u32 = trace.iter().map(|x| u32::from(!x.is_finite())).sum();
+        let bad: u32 = trace.iter().map(|&x| u32::from(unusable(x))).sum();
         if bad > 0 {
             self.zero_nonfinite(il, xl, s0, trace);
         }
@@ -247,7 +259,7 @@ impl<'a> TraceConditioner<'a> {
     fn zero_nonfinite(&self, il: usize, xl: usize, s0: usize, trace: &mut [f32]) {
         let mut zeroed = 0;
         for (k, x) in trace.iter_mut().enumerate() {
-            if !x.is_finite() {
+            if unusable(*x) {
                 if self.policy == NonFinite::Refuse {
                     let mut first = self.first_bad.lock().unwrap_or_else(|e| e.into_inner());
                     let here = (il, xl, s0 + k, *x);
@@ -274,8 +286,9 @@ impl<'a> TraceConditioner<'a> {
                     src.describe(),
                     Location::File,
                     format!(
-                        "sample {} ({} {}) of the trace at inline {}, crossline {} is {value}; input.nonfinite = \
-                         \"refuse\" stops at the first NaN or infinite sample (\"zero\" sets them to zero)",
+                        "sample {} ({} {}) of the trace at inline {}, crossline {} is {value:e}; input.nonfinite = \
+                         \"refuse\" stops at the first NaN, infinite or out-of-range sample (beyond ±{MAX_AMPLITUDE:e}, \
+                         which single precision cannot transform; \"zero\" sets them to zero)",
                         s + 1,
                         g.samples.value(s),
                         g.samples.domain.unit(),
@@ -455,6 +468,16 @@ mod tests {
         read_conditioned(&src, 0..4, &mut out, &zero, WriteMode::Cached).unwrap();
         assert_eq!(zero.check(&src).unwrap(), 3);
         assert_eq!(out, clean);
+    }
+
+    #[test]
+    fn samples_beyond_single_precision_sums_are_unusable() {
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e35, -3e38, 1.1e20] {
+            assert!(unusable(bad), "{bad}");
+        }
+        for good in [0.0, -0.0, 1.0, -2.5e9, 1e20, f32::MIN_POSITIVE] {
+            assert!(!unusable(good), "{good}");
+        }
     }
 
     #[test]

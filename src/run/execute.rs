@@ -96,7 +96,8 @@ fn complete(
 ) -> Result<Manifest> {
     if ctx.stats.nonfinite_samples > 0 {
         tracing::warn!(
-            "{} NaN or infinite input samples were set to zero (input.nonfinite = \"refuse\" stops at the first)",
+            "{} NaN, infinite or out-of-range input samples were set to zero (input.nonfinite = \"refuse\" stops at \
+             the first)",
             ctx.stats.nonfinite_samples
         );
     }

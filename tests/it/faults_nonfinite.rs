@@ -29,7 +29,7 @@ fn nonfinite_samples_are_zeroed_counted_and_kept_out_of_the_image() {
     let (job, out) = setup(dir.path());
     let o = run(&["run", job.to_str().unwrap()]);
     assert_eq!(o.code(), Some(0), "{o:?}");
-    assert!(o.stderr.contains("WARN 4 NaN or infinite input samples were set to zero"), "{o:?}");
+    assert!(o.stderr.contains("WARN 4 NaN, infinite or out-of-range input samples were set to zero"), "{o:?}");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["stages"]["nonfinite_samples"], 4);
