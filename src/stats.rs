@@ -93,7 +93,8 @@ pub struct RunStats {
     pub stages: Stages,
     pub host_to_device_bytes: u64,
     pub device_to_host_bytes: u64,
-    /// Input samples that were NaN or infinite and were set to zero before the transforms.
+    /// Input samples that were NaN, infinite or beyond ±[`crate::window::MAX_AMPLITUDE`] and were set to
+    /// zero before the transforms.
     pub nonfinite_samples: u64,
     /// Frequency bands the spectrum went through (1: all at once; more when it did not fit in memory).
     pub frequency_bands: usize,
