@@ -196,7 +196,7 @@ pub struct SynthArgs {
     /// What the volume contains.
     #[arg(long, value_enum, default_value_t = SynthModelKind::Diffractor)]
     pub model: SynthModelKind,
-    /// Grid size: INLINESxCROSSLINESxSAMPLES.
+    /// Grid size: INLINESxCROSSLINESxSAMPLES (at most 2^40 samples in all).
     #[arg(long, default_value = "64x64x500", value_parser = parse_size)]
     pub size: [usize; 3],
     /// Sample interval in ms.
@@ -251,7 +251,7 @@ pub struct DevicesArgs {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Volume size INLINESxCROSSLINESxSAMPLES (4 ms samples).
+    /// Volume size INLINESxCROSSLINESxSAMPLES (4 ms samples; at most 2^40 in all).
     #[arg(long, default_value = "512x512x1000", value_parser = parse_size)]
     pub size: [usize; 3],
     /// Migration method.

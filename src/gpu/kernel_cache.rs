@@ -158,6 +158,8 @@ impl KernelCache {
         private_folder(dir).map_err(|why| {
             crate::error::Error::io(dir, std::io::Error::new(std::io::ErrorKind::PermissionDenied, why))
         })?;
+        // The temporary files of a process killed while storing an entry.
+        crate::io::output::remove_stale(dir);
         crate::io::output::write_atomic_private(&path, &encode(recipe, program)).map(|_| ())
     }
 }
