@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cli_common::{job_text, model, names, run, run_command, samples, seisimage, write_job, write_segy, Outcome};
+use crate::cli_common::{
+    inherit_no_files, job_text, model, names, run, run_command, samples, seisimage, write_job, write_segy, Outcome,
+};
 use seisimage::volume::{Domain, Geometry, LineAxis, SampleAxis};
 
 /// Run `cmd` to its end, killing it (and failing) after `limit`: for attacks whose symptom is a hang.
@@ -206,7 +208,10 @@ fn hdf5_filter_plugins_are_never_loaded() {
     )
     .unwrap();
     let so = plugins.join("libplanted.so");
-    let cc = Command::new("gcc").args(["-shared", "-fPIC", "-o"]).arg(&so).arg(&source).output().expect("gcc");
+    // Every child of these tests inherits none of the test process's files: HDF5 keeps its files open, and
+    // locked, without close-on-exec (see `cli_common::inherit_no_files`).
+    let mut gcc = Command::new("gcc");
+    let cc = inherit_no_files(&mut gcc).args(["-shared", "-fPIC", "-o"]).arg(&so).arg(&source).output().expect("gcc");
     assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
 
     let file = dir.path().join("filtered.h5");
@@ -368,6 +373,7 @@ fn links_planted_in_the_output_folder_are_never_written_through() {
         job = job.display()
     );
     let mut cmd = Command::new("sh");
+    inherit_no_files(&mut cmd);
     cmd.arg("-c").arg(plant).arg(env!("CARGO_BIN_EXE_seisimage"));
     let o = run_command(&mut cmd);
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -394,7 +400,7 @@ fn temporary_files_of_runs_that_died_are_removed_by_the_next_run() {
     let (job, _, out) = small_job(dir.path(), "", "depth_slices = [50.0]");
     std::fs::create_dir(&out).unwrap();
     let dead = {
-        let mut child = Command::new("true").spawn().unwrap();
+        let mut child = inherit_no_files(&mut Command::new("true")).spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
         pid
