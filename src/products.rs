@@ -18,16 +18,34 @@ use crate::io::VolumeSink;
 use crate::job::{OutputConfig, VolumeFormat};
 use crate::progress::Progress;
 use crate::render::{self, RenderOptions, SliceData};
-use crate::volume::{Geometry, IndexBox, LineAxis, SampleAxis, ValueBox, Volume};
+use crate::time_domain::TimeForm;
+use crate::velocity::{ScanStep, VelocityModel};
+use crate::volume::{Domain, Geometry, IndexBox, LineAxis, SampleAxis, ValueBox, Volume};
 
 /// What a product is, in the user's terms.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ProductKind {
-    Inline { iline: i64 },
-    Crossline { xline: i64 },
-    DepthSlice { depth_m: f64 },
-    Roi { name: String },
+    Inline {
+        iline: i64,
+    },
+    Crossline {
+        xline: i64,
+    },
+    DepthSlice {
+        depth_m: f64,
+    },
+    Roi {
+        name: String,
+    },
+    TimeSlice {
+        twt_ms: f64,
+    },
+    /// The same section of every migration of a velocity scan, side by side (`of`: the sections' stem).
+    Panel {
+        of: String,
+        scan: Vec<ScanStep>,
+    },
 }
 
 /// One requested product: its box of the image and how to write it.
@@ -39,6 +57,10 @@ pub struct ProductSpec {
     pub region: IndexBox,
     pub formats: Vec<VolumeFormat>,
     pub png: bool,
+    /// In two-way time: the box of the depth image converted so (`None`: in depth, as imaged).
+    pub time: Option<Arc<TimeForm>>,
+    /// The migration of a velocity scan it comes from (`None`: the job migrates once).
+    pub scan: Option<ScanStep>,
 }
 
 /// The products of `output` on the image grid `image` (depth domain), in a stable order. A product that does
@@ -46,8 +68,15 @@ pub struct ProductSpec {
 pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<ProductSpec>> {
     let all = image.full_box();
     let mut specs = Vec::new();
-    let slice =
-        |kind, stem, region| ProductSpec { kind, stem, region, formats: output.slice_formats.clone(), png: output.png };
+    let slice = |kind, stem, region| ProductSpec {
+        kind,
+        stem,
+        region,
+        formats: output.slice_formats.clone(),
+        png: output.png,
+        time: None,
+        scan: None,
+    };
     let at = |key: String| move |e: Error| Error::at_key(key, e.to_string());
     for &il in &output.inlines {
         let i = image.iline_index(il).map_err(at("output.inlines".into()))?;
@@ -89,6 +118,8 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
             region,
             formats: r.formats.clone(),
             png: false,
+            time: None,
+            scan: None,
         });
     }
     let mut stems = std::collections::HashSet::new();
@@ -98,10 +129,71 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
             ProductKind::Crossline { .. } => "output.crosslines",
             ProductKind::DepthSlice { .. } => "output.depth_slices",
             ProductKind::Roi { .. } => "output.roi",
+            ProductKind::TimeSlice { .. } => "output.time_slices",
+            ProductKind::Panel { .. } => "output",
         };
         return Err(Error::at_key(key, format!("the product {} is requested twice", dup.stem)));
     }
     Ok(specs)
+}
+
+/// The products of `output` in two-way time (`output.domain` holds "time"), one list per velocity model
+/// (the migrations of a velocity scan), each converted with its model and sampled every `step_ms`: the
+/// sections and regions of [`plan_products`] with `_time` after their stem, and a slice per
+/// `output.time_slices`. Every list asks for the same boxes of the image.
+pub fn plan_time_products(
+    output: &OutputConfig,
+    image: &Geometry,
+    velocities: &[&VelocityModel],
+    step_ms: f64,
+) -> Result<Vec<Vec<ProductSpec>>> {
+    let sections = OutputConfig { depth_slices: Vec::new(), ..output.clone() };
+    let boxes = plan_products(&sections, image)?;
+    // A time slice's box holds its time at every trace, for every model.
+    let mut slices = Vec::new();
+    for &t in &output.time_slices {
+        let mut s: Option<std::ops::Range<usize>> = None;
+        for v in velocities {
+            let levels = TimeForm::slice_levels(v, image, t)?;
+            s = Some(s.map_or(levels.clone(), |s| s.start.min(levels.start)..s.end.max(levels.end)));
+        }
+        let s = s.expect("at least one velocity");
+        slices.push((t, IndexBox { il: 0..image.ilines.len, xl: 0..image.xlines.len, s }));
+    }
+    let mut lists = Vec::with_capacity(velocities.len());
+    for v in velocities {
+        let mut specs = Vec::new();
+        for spec in &boxes {
+            let time = Some(Arc::new(TimeForm::of_box(v, image, &spec.region, step_ms)));
+            specs.push(ProductSpec { stem: format!("{}_time", spec.stem), time, ..spec.clone() });
+        }
+        for (t, region) in &slices {
+            specs.push(ProductSpec {
+                kind: ProductKind::TimeSlice { twt_ms: *t },
+                stem: format!("time_{}ms", t.round() as i64),
+                time: Some(Arc::new(TimeForm::at_time(v, image, region, *t))),
+                region: region.clone(),
+                formats: output.slice_formats.clone(),
+                png: output.png,
+                scan: None,
+            });
+        }
+        let mut stems = std::collections::HashSet::new();
+        if let Some(dup) = specs.iter().find(|s| !stems.insert(s.stem.clone())) {
+            return Err(Error::at_key("output.time_slices", format!("the product {} is requested twice", dup.stem)));
+        }
+        lists.push(specs);
+    }
+    Ok(lists)
+}
+
+/// The geometry of a product as written: its box of the image, in time when it is a time product.
+pub fn product_geometry(spec: &ProductSpec, image: &Geometry) -> Geometry {
+    let mut g = image.subset(&spec.region);
+    if let Some(t) = &spec.time {
+        g.samples = t.axis;
+    }
+    g
 }
 
 /// The boxes the engines must compute.
@@ -120,7 +212,10 @@ pub fn estimated_bytes(specs: &[ProductSpec], render: &RenderOptions) -> u64 {
     specs
         .iter()
         .map(|s| {
-            let values = s.region.len() as u64;
+            let values = match &s.time {
+                Some(t) => (s.region.il.len() * s.region.xl.len() * t.axis.len) as u64,
+                None => s.region.len() as u64,
+            };
             let files = s.formats.len() as u64 * (4 * values + FILE_HEADERS);
             let png = if s.png { 3 * values.max(min_area).min(render.max_pixels) + PNG_EXTRAS } else { 0 };
             files + png
@@ -143,16 +238,33 @@ pub struct ProductFile {
 pub struct ProductRecord {
     #[serde(flatten)]
     pub kind: ProductKind,
+    /// The migration of a velocity scan it comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanStep>,
     /// Axes of the product as written.
     pub axes: ProductAxes,
     pub files: Vec<ProductFile>,
 }
 
+/// The axes of a product: its sample axis is named `depth` (m) or `twt` (ms, a product in time).
 #[derive(Clone, Debug, Serialize)]
 pub struct ProductAxes {
     pub iline: LineAxis,
     pub xline: LineAxis,
-    pub depth: SampleAxis,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<SampleAxis>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub twt: Option<SampleAxis>,
+}
+
+impl ProductAxes {
+    pub fn of(g: &Geometry) -> Self {
+        let (depth, twt) = match g.samples.domain {
+            Domain::Depth => (Some(g.samples), None),
+            Domain::Time => (None, Some(g.samples)),
+        };
+        ProductAxes { iline: g.ilines, xline: g.xlines, depth, twt }
+    }
 }
 
 /// Values written per step of a sub-volume file: a stop request is honoured between steps.
@@ -161,9 +273,19 @@ const WRITE_BLOCK_VALUES: usize = 4 << 20;
 /// A product written under temporary names and measured: [`commit_products`] puts it in place.
 pub struct WrittenProduct {
     kind: ProductKind,
+    scan: Option<ScanStep>,
     axes: ProductAxes,
     /// Its files with their formats, in the manifest's order.
     files: Vec<(SealedOutput, &'static str)>,
+}
+
+impl WrittenProduct {
+    /// A picture and its sidecar (`[sidecar, png]`, as the renderer seals them), written under temporary
+    /// names, as a product of `kind` with `axes`.
+    pub fn picture(kind: ProductKind, axes: ProductAxes, files: [SealedOutput; 2]) -> Self {
+        let [sidecar, png] = files;
+        WrittenProduct { kind, scan: None, axes, files: vec![(png, "png"), (sidecar, "json")] }
+    }
 }
 
 /// Where a run's products go and how they are drawn: what writing any of them needs besides its spec and
@@ -199,12 +321,16 @@ pub struct OpenProduct {
 
 impl OpenProduct {
     pub fn create(dir: &Path, spec: &ProductSpec, image: &Geometry) -> Result<Self> {
-        let geometry = image.subset(&spec.region);
+        let geometry = product_geometry(spec, image);
+        let mut options = crate::io::WriteOptions::default();
+        if spec.time.is_some() {
+            options.segy.text = TIME_NOTE.iter().map(|l| l.to_string()).collect();
+        }
         let mut sinks = Vec::with_capacity(spec.formats.len());
         for f in &spec.formats {
             let t = std::time::Instant::now();
             let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
-            sinks.push((*f, VolumeSink::create(f.file_format(), &path, &geometry, &Default::default())?));
+            sinks.push((*f, VolumeSink::create(f.file_format(), &path, &geometry, &options)?));
             tracing::trace!("{} as {}: created in {:.1} ms", spec.stem, f.extension(), t.elapsed().as_secs_f64() * 1e3);
         }
         Ok(OpenProduct { spec: spec.clone(), dir: dir.to_path_buf(), geometry, sinks })
@@ -215,6 +341,14 @@ impl OpenProduct {
     /// target's run is asked to stop.
     pub fn write(self, data: &[f32], target: &ProductTarget) -> Result<WrittenProduct> {
         let OpenProduct { spec, dir, geometry: g, sinks } = self;
+        let converted;
+        let data = match &spec.time {
+            Some(t) if data.len() == spec.region.len() => {
+                converted = t.convert(data);
+                &converted[..]
+            }
+            _ => data,
+        };
         if data.len() != g.n_values() {
             return Err(Error::Internal(format!(
                 "product {}: {} values for a box of {}",
@@ -231,7 +365,7 @@ impl OpenProduct {
             let slice = slice_of(&spec.kind, Volume { geometry: g.clone(), data: data.to_vec() }, target.bin_size)?;
             let mut opts = target.render.clone();
             if opts.title.is_none() {
-                opts.title = Some(title(&spec.kind));
+                opts.title = Some(title(&spec));
             }
             let [sidecar, png] = render::render_png_sealed(&path, &slice.as_slice(), &opts)?.files;
             files.push((png, "png"));
@@ -252,11 +386,7 @@ impl OpenProduct {
             steps.lap("checksum");
             steps.log_trace(&format!("{} as {}", spec.stem, f.extension()));
         }
-        Ok(WrittenProduct {
-            kind: spec.kind,
-            axes: ProductAxes { iline: g.ilines, xline: g.xlines, depth: g.samples },
-            files,
-        })
+        Ok(WrittenProduct { kind: spec.kind, scan: spec.scan, axes: ProductAxes::of(&g), files })
     }
 }
 
@@ -401,11 +531,11 @@ pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecor
         let mut files: Vec<_> =
             w.files.into_iter().enumerate().map(|(i, (file, format))| ((p, i, format), file)).collect();
         files.sort_by_key(|((.., format), _)| *format != "json");
-        heads.push((w.kind, w.axes, files.len()));
+        heads.push((w.kind, w.scan, w.axes, files.len()));
         order.extend(files);
     }
     let (places, sealed): (Vec<_>, Vec<_>) = order.into_iter().unzip();
-    let mut files: Vec<Vec<Option<ProductFile>>> = heads.iter().map(|&(.., n)| vec![None; n]).collect();
+    let mut files: Vec<Vec<Option<ProductFile>>> = heads.iter().map(|(.., n)| vec![None; *n]).collect();
     let (done, replaced) = commit_together_replacing(sealed)?;
     for ((p, i, format), (path, digest)) in places.into_iter().zip(done) {
         files[p][i] = Some(file_record(&path, digest, format));
@@ -413,18 +543,53 @@ pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecor
     let records = heads
         .into_iter()
         .zip(files)
-        .map(|((kind, axes, _), files)| ProductRecord { kind, axes, files: files.into_iter().flatten().collect() })
+        .map(|((kind, scan, axes, _), files)| ProductRecord {
+            kind,
+            scan,
+            axes,
+            files: files.into_iter().flatten().collect(),
+        })
         .collect();
     Ok((records, replaced))
 }
 
-fn title(kind: &ProductKind) -> String {
-    match kind {
+/// Lines of the text header of a SEG-Y product in time: the file says how its time axis was made.
+const TIME_NOTE: [&str; 2] = [
+    "TWO-WAY TIME, CONVERTED FROM THE DEPTH IMAGE WITH THE MIGRATION",
+    "VELOCITY MODEL: T(Z) = 2 * INTEGRAL OF DZ / V",
+];
+
+/// The title of a product's picture: what it is, its domain when in time, its migration when in a scan.
+pub fn title(spec: &ProductSpec) -> String {
+    let what = match &spec.kind {
         ProductKind::Inline { iline } => format!("Inline {iline}"),
         ProductKind::Crossline { xline } => format!("Crossline {xline}"),
         ProductKind::DepthSlice { depth_m } => format!("Depth {depth_m} m"),
         ProductKind::Roi { name } => format!("ROI {name}"),
+        ProductKind::TimeSlice { twt_ms } => format!("Time {twt_ms} ms"),
+        ProductKind::Panel { of, .. } => format!("Velocity scan of {of}"),
+    };
+    let domain = match (&spec.time, &spec.kind) {
+        (Some(_), ProductKind::Inline { .. } | ProductKind::Crossline { .. } | ProductKind::Roi { .. }) => {
+            ", two-way time"
+        }
+        _ => "",
+    };
+    match spec.scan {
+        Some(step) => format!("{what}{domain}, velocity {}", step.label()),
+        None => format!("{what}{domain}"),
     }
+}
+
+/// The picture of a slice product from its values as the engine hands them over (the depth box): in
+/// time when the product is, as its file would be drawn.
+pub fn picture_of(spec: &ProductSpec, image: &Geometry, values: &[f32], bin_size: [f64; 2]) -> Result<SliceData> {
+    let geometry = product_geometry(spec, image);
+    let data = match &spec.time {
+        Some(t) => t.convert(values),
+        None => values.to_vec(),
+    };
+    slice_of(&spec.kind, Volume { geometry, data }, bin_size)
 }
 
 /// A slice product as an image: depth downwards for sections, inlines downwards for maps, with the true
@@ -473,6 +638,8 @@ mod tests {
             region: region.clone(),
             formats,
             png,
+            time: None,
+            scan: None,
         };
         let render = RenderOptions::default(); // min_width 800, max_pixels 4096²
                                                // two files of 24000 + 8192 bytes

@@ -143,8 +143,24 @@ impl Engine for GpuEngine {
     }
 
     fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
-        let Migration { input, plan, velocity, request } = *m;
-        plan.check(input.geometry(), request)?;
+        self.run(std::slice::from_ref(m), ctx, &[sink])
+    }
+
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        crate::imaging::scan::check(scan, sinks.len())?;
+        self.run(scan, ctx, sinks)
+    }
+}
+
+impl GpuEngine {
+    /// One migration, or the migrations of a scan from one upload (see `run/scan.rs`). A scan whose
+    /// spectrum must pass in frequency bands runs its migrations one after the other instead, each reading
+    /// the input again.
+    fn run(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        let Migration { input, plan, velocity, request } = scan[0];
+        for m in scan {
+            m.plan.check(m.input.geometry(), m.request)?;
+        }
         // The engine may have been made on another thread: make its context current on this one.
         check("binding the CUDA context", self.launcher.gpu.ctx.bind_to_thread())?;
         let t = Instant::now();
@@ -156,14 +172,27 @@ impl Engine for GpuEngine {
                 RunBuffers::new(&self.launcher, plan, shape)?
             }
         };
+        if scan.len() > 1 && (buffers.banded() || self.settings.naive) {
+            tracing::warn!(
+                "the velocity scan's spectrum does not fit the device at once: its {} migrations run one after the \
+                 other, each reading the input",
+                scan.len()
+            );
+            self.spare = Some(buffers);
+            return scan.iter().zip(sinks).try_for_each(|(m, sink)| self.run(std::slice::from_ref(m), ctx, &[*sink]));
+        }
         let mut staging = self.staging.take()?;
         let chunk = plan.ingest_inlines * plan.input.shape()[1] * plan.input.shape()[2];
         if staging.iter().any(|b| b.len() < chunk) || staging.len() < RING {
             staging = (0..RING).map(|_| self.launcher.gpu.alloc_pinned::<f32>(chunk)).collect::<Result<_>>()?;
         }
-        let run = Run::new(&self.launcher, plan, request, buffers, sink)?;
+        let mut run = Run::new(&self.launcher, plan, request, buffers, sinks[0])?;
         ctx.stats.add("device-setup", t.elapsed(), 0);
-        let result = run.execute(input, velocity, ctx, &mut staging);
+        let result = if scan.len() > 1 {
+            run.execute_scan(input, scan, sinks, ctx, &mut staging)
+        } else {
+            run.execute(input, velocity, ctx, &mut staging)
+        };
         let mut steps = Stages::default();
         // Whatever happened, nothing may still be running when the buffers go.
         let _ = self.launcher.compute.synchronize();

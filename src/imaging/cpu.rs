@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::image::ImageAssembly;
-use super::spectrum::{ingest, Fft2};
+use super::spectrum::{ingest, Fft2, Spectrum};
 use super::{phase_shift, split_step, stolt, Engine, Method, Migration, ProductSink};
 use crate::context::RunContext;
 use crate::error::{Error, Result};
@@ -35,23 +35,56 @@ impl Engine for CpuEngine {
     }
 
     fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
-        let Migration { input, plan, velocity, request } = *m;
-        plan.check(input.geometry(), request)?;
+        self.migrate_scan(std::slice::from_ref(m), ctx, &[sink])
+    }
+
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        super::scan::check(scan, sinks.len())?;
+        for m in scan {
+            m.plan.check(m.input.geometry(), m.request)?;
+        }
+        let first = &scan[0];
         self.pool.install(|| {
             ctx.stats.frequency_bands = 1;
-            let mut spectrum = ingest(input, plan, ctx)?;
-            let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
-            let mut asm = ImageAssembly::new(request, plan, sink);
-            let t = Instant::now();
-            match plan.method {
-                Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, ctx)?,
-                Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, ctx)?,
-                Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, ctx)?,
+            let mut spectrum = ingest(first.input, first.plan, ctx)?;
+            let fft2 = Fft2::new([first.plan.padded[0], first.plan.padded[1]]);
+            for (i, (m, sink)) in scan.iter().zip(sinks).enumerate() {
+                // Phase shift and split-step change the spectrum: each migration but the last takes a copy.
+                let mut copy;
+                let own = if i + 1 == scan.len() || m.plan.method == Method::Stolt {
+                    &mut spectrum
+                } else {
+                    copy = ctx.stats.time("scan-copy", (spectrum.data.len() * 8) as u64, || Spectrum {
+                        data: spectrum.data.clone(),
+                        nk: spectrum.nk,
+                    });
+                    &mut copy
+                };
+                migrate_spectrum(own, m, &fft2, ctx, *sink)?;
             }
-            ctx.stats.add("migrate", t.elapsed(), (request.n_values() * 4) as u64);
-            asm.finish()
+            Ok(())
         })
     }
+}
+
+/// One migration of a spectrum: the method, then the cut of its boxes into `sink`.
+fn migrate_spectrum(
+    spectrum: &mut Spectrum,
+    m: &Migration,
+    fft2: &Fft2,
+    ctx: &mut RunContext,
+    sink: &dyn ProductSink,
+) -> Result<()> {
+    let Migration { plan, velocity, request, .. } = *m;
+    let mut asm = ImageAssembly::new(request, plan, sink);
+    let t = Instant::now();
+    match plan.method {
+        Method::PhaseShift => phase_shift::migrate(spectrum, plan, fft2, &mut asm, ctx)?,
+        Method::Stolt => stolt::migrate(spectrum, plan, fft2, &mut asm, ctx)?,
+        Method::SplitStep => split_step::migrate(spectrum, plan, velocity, fft2, &mut asm, ctx)?,
+    }
+    ctx.stats.add("migrate", t.elapsed(), (request.n_values() * 4) as u64);
+    asm.finish()
 }
 
 /// Each method's kernels and the image assembly, on a small random spectrum, against a naive evaluation of
@@ -64,7 +97,6 @@ mod tests {
     use super::*;
     use crate::imaging::formulas::phase_factor;
     use crate::imaging::naive::{dft2, random};
-    use crate::imaging::spectrum::Spectrum;
     use crate::imaging::{image_geometry, ImagingParams};
     use crate::imaging::{ImageRequest, Plan};
     use crate::progress::Silent;

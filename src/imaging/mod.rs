@@ -23,6 +23,7 @@ pub(crate) mod naive;
 pub mod phase_shift;
 pub mod plan;
 pub mod request;
+pub mod scan;
 pub mod spectrum;
 pub mod split_step;
 pub mod stolt;
@@ -141,6 +142,12 @@ pub trait Engine {
     /// handed over once when the migration succeeds; after an error, some may not be. The stages go into
     /// `ctx.stats`; the migration stops at its next step once `ctx.cancel` is stopped.
     fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()>;
+
+    /// Run the migrations of a velocity scan ([`scan`]): migrations of one input whose plans differ in the
+    /// velocity only. The input is read, windowed, transformed (and uploaded) once; each migration starts
+    /// from a copy of that spectrum and hands its boxes to its own sink (`sinks[i]` for `scan[i]`, as
+    /// [`Engine::migrate_into`] does). The stages of all of them go into `ctx.stats`, the ingest's once.
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()>;
 
     /// Migrate and return one buffer per request box, in the request's order.
     fn migrate(&mut self, m: &Migration, ctx: &mut RunContext) -> Result<Vec<Vec<f32>>> {

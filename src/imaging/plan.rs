@@ -127,7 +127,20 @@ pub fn image_geometry(input: &Geometry, params: &ImagingParams, velocity: &Veloc
             (zmax / dz + 1e-9).floor() as usize + 1
         }
         (None, Some(nz)) => nz,
-        (None, None) => default_levels(input, dz, velocity),
+        (None, None) => match default_levels(input, dz, velocity) {
+            // The depth follows the velocity here: a velocity far off (in a unit the range let through) is
+            // the cause, not a setting the job does not make.
+            nz if nz > MAX_LEVELS => {
+                let (lo, hi) = velocity.range();
+                let message = format!(
+                    "without imaging.zmax or imaging.nz the image reaches the depth of the last input sample, and \
+                     through this velocity ({lo}..{hi} m/s) that is over {MAX_LEVELS} levels of {dz} m: check the \
+                     velocity and its unit, or set imaging.zmax"
+                );
+                return Err(Error::at_key("velocity", message));
+            }
+            nz => nz,
+        },
     };
     if nz == 0 || nz > MAX_LEVELS {
         let levels = format!("the image would have {nz} depth levels (1..={MAX_LEVELS} allowed)");
@@ -640,6 +653,9 @@ mod tests {
         assert!(e.contains("stolt") && e.contains("constant velocity"), "{e}");
         assert!(plan(&stolt, &c, [10.0, 10.0]).is_ok());
         assert!(plan(&params, &c, [0.0, 10.0]).unwrap_err().to_string().contains("bin"));
+        // Without zmax the depth follows the velocity: an absurd one is blamed, not zmax.
+        let e = image_geometry(&g, &ImagingParams::default(), &VelocityModel::Constant(1e10)).unwrap_err();
+        assert!(matches!(&e, Error::Setting { key, .. } if key == "velocity"), "{e}");
         let both = ImagingParams { zmax: Some(100.0), ..params.clone() };
         assert!(plan(&both, &c, [10.0, 10.0]).unwrap_err().to_string().contains("not both"));
         let band = ImagingParams { fmin: 30.0, fmax: 20.0, ..params.clone() };

@@ -97,6 +97,12 @@ impl ReadyEngine {
         self.engine.migrate_into(m, ctx, sink)
     }
 
+    /// Run the migrations of a velocity scan from one ingest, each handing its products to its own sink (see
+    /// [`Engine::migrate_scan`]).
+    pub fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        self.engine.migrate_scan(scan, ctx, sinks)
+    }
+
     /// Record in `stats` how long the set-up took and how long the job waited for it, if this is the first
     /// job the engine runs.
     pub fn record_setup(&mut self, stats: &mut RunStats) {

@@ -11,8 +11,10 @@ use std::path::Path;
 use crate::context::RunContext;
 use crate::error::{Error, Result};
 use crate::imaging::BackendChoice;
+use crate::imaging::ProductSink;
 use crate::job::Job;
 use crate::products::{self, ProductWriter, Written};
+use crate::scan::Panels;
 
 use super::engine::{EngineStart, ReadyEngine};
 use super::manifest::{Manifest, Started, MANIFEST};
@@ -61,17 +63,22 @@ pub fn execute_on(
     tracing::info!("migrating with {} on {}: {}", p.plan.method.name(), choice.kind, choice.detail);
     engine.record_setup(&mut ctx.stats);
     let target = p.product_target(ctx.cancel.clone());
-    let migration = p.migration();
+    let migrations = p.migrations();
     let (written, mut kept, release) = rayon::in_place_scope(|scope| {
         let writer = ProductWriter::start(scope, &target, &p.products);
-        let migrated = engine.migrate_into(&migration, ctx, &writer);
+        // One sink per migration (a velocity scan has several), keeping what the scan's panels need.
+        let panels = Panels::new(&p.products, migrations.len());
+        let sinks = panels.sinks(&writer);
+        let sinks: Vec<&dyn ProductSink> = sinks.iter().map(|s| s as &dyn ProductSink).collect();
+        let migrated = engine.migrate_scan(&migrations, ctx, &sinks);
         let (kept, release) = match after {
             AfterMigration::Keep => (Some(engine), None),
             AfterMigration::Release => (None, Some(engine.release())),
         };
         // A product that is not handed over (the migration failed, or was stopped) is given up, its files
         // removed, as the scope ends.
-        let written = migrated.and_then(|()| writer.finish(ctx.progress));
+        let written =
+            migrated.and_then(|()| writer.finish(ctx.progress)).and_then(|written| panels.finish(written, &target));
         (written, kept, release)
     });
     let finished = written.and_then(|written| complete(p, written, choice, started, ctx));

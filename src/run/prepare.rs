@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::imaging::{image_geometry, ImageRequest, Migration, Plan};
+use crate::imaging::{ImageRequest, Migration, Plan};
 use crate::job::Job;
-use crate::products::{self, ProductSpec, ProductTarget};
-use crate::velocity::VelocityModel;
+use crate::products::{ProductSpec, ProductTarget};
+use crate::scan::Member;
+use crate::velocity::{Provenance, VelocityModel};
 use crate::volume::{Geometry, VolumeReader};
 
 /// A job with its input open, its velocity loaded and its plan made: everything `validate` prints and
@@ -20,6 +21,11 @@ pub struct Prepared {
     /// Where the bin size came from ("job file" or "survey coordinates").
     pub bin_size_source: &'static str,
     pub velocity: VelocityModel,
+    /// Where the velocity came from and what was done to it.
+    pub velocity_provenance: Provenance,
+    /// The migrations of a velocity scan, each with its velocity and plan (empty: the job migrates once,
+    /// with `velocity` and `plan`; in a scan those are the first member's).
+    pub scan: Vec<Member>,
     pub image: Geometry,
     pub products: Vec<ProductSpec>,
     pub request: ImageRequest,
@@ -55,22 +61,48 @@ pub fn prepare(job: Job) -> Result<Prepared> {
         ));
     }
     let planned = || -> Result<_> {
-        let velocity = c.velocity.load(&input)?;
-        let image = image_geometry(&input, &c.imaging, &velocity)?;
-        let products = products::plan_products(&c.output, &image)?;
-        let request = products::request(&products);
-        let mut plan = Plan::new(&input, bin_size, &c.window, &c.imaging, &velocity, &request)?;
-        plan.nonfinite = c.input.nonfinite;
-        Ok((velocity, image, products, request, plan))
+        let loaded = c.velocity.load(&input, bin_size, c.imaging.dz)?;
+        let planned = crate::scan::plan_migrations(c, &input, bin_size, loaded.model)?;
+        Ok((loaded.provenance, planned))
     };
-    let (velocity, image, products, request, plan) = planned().map_err(|e: Error| job.locate(e))?;
-    Ok(Prepared { job, reader, bin_size, bin_size_source, velocity, image, products, request, plan })
+    let (velocity_provenance, planned) = planned().map_err(|e: Error| job.locate(e))?;
+    let crate::scan::Planned { image, mut members, products, request } = planned;
+    let scan = if members.len() > 1 { members.clone() } else { Vec::new() };
+    let Member { velocity, plan, .. } = members.swap_remove(0);
+    if let Some(note) = velocity_provenance.shallow_note(plan.last_level() as f64 * plan.depth.step) {
+        tracing::warn!("{note}");
+    }
+    Ok(Prepared {
+        job,
+        reader,
+        bin_size,
+        bin_size_source,
+        velocity,
+        velocity_provenance,
+        scan,
+        image,
+        products,
+        request,
+        plan,
+    })
 }
 
 impl Prepared {
-    /// The migration this job asks of an engine.
+    /// The migration this job asks of an engine (the first of a velocity scan).
     pub fn migration(&self) -> Migration<'_> {
         Migration { input: self.reader.as_ref(), plan: &self.plan, velocity: &self.velocity, request: &self.request }
+    }
+
+    /// Every migration this job asks of an engine: one, or the members of its velocity scan.
+    pub fn migrations(&self) -> Vec<Migration<'_>> {
+        if self.scan.is_empty() {
+            return vec![self.migration()];
+        }
+        let input = self.reader.as_ref();
+        self.scan
+            .iter()
+            .map(|m| Migration { input, plan: &m.plan, velocity: &m.velocity, request: &self.request })
+            .collect()
     }
 
     /// Where this job's products go and how they are drawn, for a run stopped by `cancel`.
@@ -101,6 +133,14 @@ impl Prepared {
                 self.bin_size[0], self.bin_size[1], self.bin_size_source
             ),
         ];
+        lines.extend(self.velocity_provenance.steps.iter().map(|l| format!("velocity  {l}")));
+        let depth = self.plan.last_level() as f64 * self.plan.depth.step;
+        lines.extend(self.velocity_provenance.shallow_note(depth).map(|n| format!("velocity  warning: {n}")));
+        for m in &self.scan {
+            let (lo, hi) = m.velocity.range();
+            let step = m.step.expect("a member of a scan");
+            lines.push(format!("scan      {:<10} {lo:.1}..{hi:.1} m/s, products *{}", step.label(), step.suffix()));
+        }
         lines.extend(self.plan.describe().into_iter().map(|l| format!("plan      {l}")));
         lines.push(format!("output    {}", self.job.config.output.dir.display()));
         for p in &self.products {

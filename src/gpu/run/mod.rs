@@ -10,6 +10,8 @@
 //! levels are cut into the requested boxes ([`Run::gather`]); only those boxes come back, each as soon as
 //! it is finished ([`handover`]). [`naive`] is the plain way the benchmark compares with.
 //!
+//! A velocity scan ([`scan`]) ingests once and runs each of its migrations from a copy of the spectrum.
+//!
 //! The modules import downwards only: `buffers`, then `handover`, then `state`, then the steps, then this
 //! file, which the engine calls.
 //!
@@ -23,6 +25,7 @@ mod handover;
 mod ingest;
 mod naive;
 mod phase_shift;
+mod scan;
 mod split_step;
 mod state;
 mod stolt;

@@ -1,0 +1,117 @@
+//! Velocity scans: the same job at several velocities from one ingest. On every backend, each member of
+//! the scan must give what a migration of its own gives, the input must be read (and uploaded) once, and
+//! the physics must show: in a constant medium a flat reflector at two-way time t images at depth
+//! f · v · t / 2 for the member that scales the velocity by f. Through the command line, the products
+//! carry their member's name, and a panel puts the members side by side.
+
+use std::path::Path;
+
+use crate::cli_common::{model, names, run, samples, write_job, write_segy};
+use crate::common::{envelope, for_each_backend, migrate};
+use seisimage::cancel::CancelToken;
+use seisimage::context::RunContext;
+use seisimage::imaging::{Collected, ProductSink};
+use seisimage::job::Job;
+use seisimage::progress::Silent;
+use seisimage::run::prepare;
+use serde_json::Value;
+
+/// A 24 × 20 × 150 input (a diffractor at 150 m and a reflector at 300 m in 2000 m/s: 300 ms) and a job
+/// scanning it with `velocity` (a `[velocity]` body), writing inline 12 and crossline 10 as pictures.
+fn scan_job(dir: &Path, velocity: &str) -> std::path::PathBuf {
+    let m = model(24, 20, 150);
+    let input = dir.join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let text = format!(
+        "[input]\npath = {input:?}\n\n[velocity]\n{velocity}\n\n[imaging]\ndz = 5.0\nnz = 90\n\n\
+         [compute]\nbackend = \"cpu\"\n\n[output]\ndir = \"out\"\ninlines = [12]\ncrosslines = [10]\n"
+    );
+    write_job(&dir.join("job.toml"), &text)
+}
+
+#[test]
+fn each_member_of_a_scan_equals_its_own_migration_from_one_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = scan_job(dir.path(), "kind = \"constant\"\nvelocity = 2000.0\nscale = [0.9, 1.0, 1.1]");
+    let p = prepare(Job::load(&job, &[]).unwrap()).unwrap();
+    let migrations = p.migrations();
+    assert_eq!(migrations.len(), 3);
+    for_each_backend(|engine| {
+        let collected: Vec<Collected> = migrations.iter().map(|_| Collected::new(&p.request)).collect();
+        let sinks: Vec<&dyn ProductSink> = collected.iter().map(|c| c as &dyn ProductSink).collect();
+        let mut ctx = RunContext::new(&Silent, CancelToken::new());
+        engine.migrate_scan(&migrations, &mut ctx, &sinks).expect("the scan");
+        let scan = ctx.stats;
+        for ((m, got), f) in migrations.iter().zip(collected).zip([0.9, 1.0, 1.1]) {
+            let got = got.into_images().unwrap();
+            let (alone, single) = migrate(engine, m.input, m.plan, m.velocity, m.request, &Silent);
+            let alone = alone.unwrap();
+            for (a, b) in got.iter().zip(&alone) {
+                let peak = b.iter().fold(0.0f32, |x, v| x.max(v.abs()));
+                let worst = a.iter().zip(b).fold(0.0f32, |x, (u, v)| x.max((u - v).abs()));
+                assert!(worst <= 1e-5 * peak, "{}, × {f}: differs from its own migration by {worst}", engine.name());
+            }
+            // One ingest: the scan read (and uploaded) as many bytes as one migration.
+            assert_eq!(scan.bytes("read"), single.bytes("read"), "{}", engine.name());
+            if engine.name() == "cuda" {
+                assert_eq!(scan.bytes("ingest"), single.bytes("ingest"), "{}", engine.name());
+            }
+            // The reflector (300 ms) on inline 12 at crossline 3, below the diffractor: at f · 300 m.
+            let nz = 90;
+            let trace: Vec<f64> = got[0][3 * nz..4 * nz].iter().map(|&v| v as f64).collect();
+            let e = envelope(&trace);
+            let k = (40..nz).max_by(|&a, &b| e[a].total_cmp(&e[b])).unwrap();
+            let z = k as f64 * 5.0;
+            println!("{}: × {f}: reflector at {z} m", engine.name());
+            assert!((z - f * 300.0).abs() <= 5.0, "{}: × {f}: reflector at {z} m, not {} m", engine.name(), f * 300.0);
+        }
+    });
+}
+
+#[test]
+fn a_scan_writes_every_member_under_its_name_and_a_panel_per_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = scan_job(dir.path(), "kind = \"constant\"\nvelocity = 2000.0\nscale = [0.9, 1.0, 1.1]");
+    let o = run(&["validate", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stdout.contains("scan      × 0.9      1800.0..1800.0 m/s, products *_v090"), "{}", o.stdout);
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let out = dir.path().join("out");
+    let files = names(&out);
+    for stem in ["inline_12", "xline_10"] {
+        for member in ["_v090", "_v100", "_v110", "_panel"] {
+            for ext in ["png", "json"] {
+                let f = format!("{stem}{member}.{ext}");
+                assert!(files.contains(&f), "{f} missing: {files:?}");
+            }
+        }
+    }
+    let panel: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("inline_12_panel.json")).unwrap()).unwrap();
+    assert_eq!(panel["cols"]["name"], "velocity scale", "{panel}");
+    assert!(panel["title"].as_str().unwrap().contains("× 0.9, × 1, × 1.1"), "{panel}");
+    let manifest: Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let products = manifest["products"].as_array().unwrap();
+    assert_eq!(products.len(), 8, "{products:?}");
+    assert!(products.iter().any(|p| p["scan"]["scale"] == 1.1 && p["kind"] == "inline"), "{products:?}");
+    assert!(products.iter().any(|p| p["kind"] == "panel" && p["of"] == "xline_10"), "{products:?}");
+    // The ingest once: the input's bytes read once.
+    let read = manifest["stages"]["stages"].as_array().unwrap().iter().find(|s| s["name"] == "read").unwrap().clone();
+    assert_eq!(read["bytes"], 24 * 20 * 150 * 4, "{read}");
+
+    // A list of constant velocities is a scan too, named by velocity.
+    let dir = tempfile::tempdir().unwrap();
+    let job = scan_job(dir.path(), "kind = \"constant\"\nvelocity = [1.8, 2.0, 2.3]\nunit = \"km/s\"");
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let files = names(&dir.path().join("out"));
+    for f in ["inline_12_v1800.png", "inline_12_v2000.png", "inline_12_v2300.png", "inline_12_panel.png"] {
+        assert!(files.contains(&f.to_string()), "{f} missing: {files:?}");
+    }
+    let panel: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/inline_12_panel.json")).unwrap()).unwrap();
+    // Uneven steps: the panels are numbered, and the title says which is which.
+    assert_eq!(panel["cols"]["name"], "panel", "{panel}");
+    assert!(panel["title"].as_str().unwrap().contains("1800 m/s, 2000 m/s, 2300 m/s"), "{panel}");
+}
