@@ -213,8 +213,8 @@ fn draw_panel(specs: &[&ProductSpec], slices: &[SliceData], target: &ProductTarg
     let even = values.windows(2).all(|w| ((w[1] - w[0]) - spacing).abs() <= 1e-9 * spacing.abs().max(1.0));
     // Each panel spans one spacing of the scan, so that the axis reads its member's value at its centre.
     let (name, unit, origin_value, per_panel) = match (even && spacing > 0.0, steps[0]) {
-        (true, ScanStep::Scale(_)) => ("velocity scale", "", values[0], spacing),
-        (true, ScanStep::Constant(_)) => ("velocity", "m/s", values[0], spacing),
+        (true, ScanStep::Scale(_)) => ("velocity scale at the panel centres", "", values[0], spacing),
+        (true, ScanStep::Constant(_)) => ("velocity at the panel centres", "m/s", values[0], spacing),
         (false, _) => ("panel", "", 1.0, 1.0),
     };
     let step = per_panel / (cols + g) as f64;
@@ -227,12 +227,16 @@ fn draw_panel(specs: &[&ProductSpec], slices: &[SliceData], target: &ProductTarg
         spacing_m: first.cols.spacing_m,
     };
     let stem = specs[0].stem.strip_suffix(&steps[0].suffix()).unwrap_or(&specs[0].stem).to_string();
-    let labels: Vec<String> = steps.iter().map(|s| s.label()).collect();
+    let numbers: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+    let members = match steps[0] {
+        ScanStep::Scale(_) => format!("scale {}", numbers.join(", ")),
+        ScanStep::Constant(_) => format!("{} m/s", numbers.join(", ")),
+    };
     let mut opts = target.render.clone();
     let what = products::title(&ProductSpec { scan: None, ..specs[0].clone() });
     opts.title = Some(match opts.title.take() {
         Some(t) => t,
-        None => format!("{what}: velocity {} (left to right)", labels.join(", ")),
+        None => format!("{what}: velocity {members} (left to right)"),
     });
     opts.min_width = opts.min_width.saturating_mul(n as u32);
     let path = target.dir.join(format!("{stem}_panel.png"));

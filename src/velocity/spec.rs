@@ -178,10 +178,10 @@ impl ScanStep {
         }
     }
 
-    /// A label for pictures and logs: "× 0.95", "1800 m/s".
+    /// A label for pictures and logs: "scale 0.95", "1800 m/s" (plain ASCII, as the pictures' font has).
     pub fn label(self) -> String {
         match self {
-            ScanStep::Scale(f) => format!("× {f}"),
+            ScanStep::Scale(f) => format!("scale {f}"),
             ScanStep::Constant(v) => format!("{v} m/s"),
         }
     }
@@ -194,16 +194,22 @@ impl VelocitySpec {
         Reading { kind: self.velocity_type, unit: self.unit, domain, depth_unit: self.depth_unit }
     }
 
+    /// A velocity as given, in m/s: to the micrometre per second, so that 1.8 km/s is 1800 m/s, not
+    /// 1800.0000000000002.
+    fn metres_per_second(&self, v: f64) -> f64 {
+        (v * self.unit.factor() * 1e6).round() / 1e6
+    }
+
     /// The velocity of a constant model (the first of a list), m/s.
     pub fn constant_value(&self) -> Option<f64> {
-        self.velocity.as_ref().and_then(|v| v.0.first()).map(|v| v * self.unit.factor())
+        self.velocity.as_ref().and_then(|v| v.0.first()).map(|&v| self.metres_per_second(v))
     }
 
     /// The migrations of a velocity scan, in order; empty when the job migrates once.
     pub fn scan(&self) -> Vec<ScanStep> {
         match &self.velocity {
             Some(Velocities(list)) if list.len() > 1 => {
-                list.iter().map(|v| ScanStep::Constant(v * self.unit.factor())).collect()
+                list.iter().map(|&v| ScanStep::Constant(self.metres_per_second(v))).collect()
             }
             _ => self.scale.iter().map(|&f| ScanStep::Scale(f)).collect(),
         }

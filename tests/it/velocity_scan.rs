@@ -74,7 +74,7 @@ fn a_scan_writes_every_member_under_its_name_and_a_panel_per_section() {
     let job = scan_job(dir.path(), "kind = \"constant\"\nvelocity = 2000.0\nscale = [0.9, 1.0, 1.1]");
     let o = run(&["validate", job.to_str().unwrap()]);
     assert_eq!(o.code(), Some(0), "{o:?}");
-    assert!(o.stdout.contains("scan      × 0.9      1800.0..1800.0 m/s, products *_v090"), "{}", o.stdout);
+    assert!(o.stdout.contains("scan      scale 0.9  1800.0..1800.0 m/s, products *_v090"), "{}", o.stdout);
     let o = run(&["run", job.to_str().unwrap()]);
     assert_eq!(o.code(), Some(0), "{o:?}");
     let out = dir.path().join("out");
@@ -89,8 +89,8 @@ fn a_scan_writes_every_member_under_its_name_and_a_panel_per_section() {
     }
     let panel: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("inline_12_panel.json")).unwrap()).unwrap();
-    assert_eq!(panel["cols"]["name"], "velocity scale", "{panel}");
-    assert!(panel["title"].as_str().unwrap().contains("× 0.9, × 1, × 1.1"), "{panel}");
+    assert_eq!(panel["cols"]["name"], "velocity scale at the panel centres", "{panel}");
+    assert!(panel["title"].as_str().unwrap().contains("velocity scale 0.9, 1, 1.1 (left to right)"), "{panel}");
     let manifest: Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     let products = manifest["products"].as_array().unwrap();
     assert_eq!(products.len(), 8, "{products:?}");
@@ -113,5 +113,5 @@ fn a_scan_writes_every_member_under_its_name_and_a_panel_per_section() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/inline_12_panel.json")).unwrap()).unwrap();
     // Uneven steps: the panels are numbered, and the title says which is which.
     assert_eq!(panel["cols"]["name"], "panel", "{panel}");
-    assert!(panel["title"].as_str().unwrap().contains("1800 m/s, 2000 m/s, 2300 m/s"), "{panel}");
+    assert!(panel["title"].as_str().unwrap().contains("velocity 1800, 2000, 2300 m/s (left to right)"), "{panel}");
 }
