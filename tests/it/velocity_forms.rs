@@ -12,6 +12,7 @@ use std::process::Command;
 use crate::cli_common::{model, run, samples, write_job, write_segy};
 use seisimage::job::Job;
 use seisimage::run::prepare;
+use seisimage::volume::VolumeReader;
 
 /// A 20 × 16 × 150 synthetic input (inlines 1..=20, crosslines 1..=16, 4 ms) in `dir`, and a job on it
 /// with `velocity` as its `[velocity]` body and `imaging` and `output` bodies.
@@ -210,4 +211,41 @@ fn implausible_and_inconsistent_velocities_are_refused_with_their_key_and_file()
         o.stderr.contains("the model covers inlines 5..=24 (step 1), and the seismic's inlines 1..=4 are outside it"),
         "{o:?}"
     );
+}
+
+/// The shipped RMS demo runs as a user runs it, and images the F3 cut as the v(z) demo does: its RMS
+/// velocities are those of demo.toml's v(z), so the two inlines must agree closely.
+#[test]
+fn the_rms_demo_runs_and_images_like_the_interval_velocity_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut inlines = Vec::new();
+    for (job, out) in [("demo.toml", "vz"), ("demo-rms.toml", "rms")] {
+        let out = dir.path().join(out);
+        let o = run(&[
+            "run",
+            configs.join(job).to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--set",
+            &format!("output.dir={}", out.display()),
+            "--set",
+            "output.slice_formats=[\"segy\"]",
+        ]);
+        assert_eq!(o.code(), Some(0), "{o:?}");
+        let r = seisimage::io::open(&out.join("inline_122.sgy"), &Default::default()).unwrap();
+        let mut data = vec![0.0f32; r.geometry().n_values()];
+        r.read_all(&mut data).unwrap();
+        inlines.push(data);
+    }
+    let files = crate::cli_common::names(&dir.path().join("rms"));
+    for f in ["inline_122_time.png", "xline_884_time.sgy", "time_200ms.png", "manifest.json"] {
+        assert!(files.contains(&f.to_string()), "{f} missing: {files:?}");
+    }
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum::<f64>();
+    let (a, b) = (&inlines[0], &inlines[1]);
+    let correlation = dot(a, b) / (dot(a, a) * dot(b, b)).sqrt();
+    assert!(correlation > 0.95, "the two demos' inline 122 correlate at {correlation}");
+    let o = run(&["validate", configs.join("demo-rms.toml").to_str().unwrap()]);
+    assert!(o.stdout.contains("1581.5..1956.9 m/s"), "{}", o.stdout);
 }
