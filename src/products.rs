@@ -137,6 +137,9 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
     Ok(specs)
 }
 
+/// Most samples per trace of a product in time (a guard against a mistyped `output.time_step_ms`).
+const MAX_TIME_SAMPLES: usize = 1_000_000;
+
 /// The products of `output` in two-way time (`output.domain` holds "time"), one list per velocity model
 /// (the migrations of a velocity scan), each converted with its model and sampled every `step_ms`: the
 /// sections and regions of [`plan_products`] with `_time` after their stem, and a slice per
@@ -164,7 +167,17 @@ pub fn plan_time_products(
     for v in velocities {
         let mut specs = Vec::new();
         for spec in &boxes {
-            let time = Some(Arc::new(TimeForm::of_box(v, image, &spec.region, step_ms)));
+            let form = TimeForm::of_box(v, image, &spec.region, step_ms);
+            if form.axis.len > MAX_TIME_SAMPLES {
+                return Err(Error::at_key(
+                    "output.time_step_ms",
+                    format!(
+                        "{} in time would have {} samples of {step_ms} ms per trace (at most {MAX_TIME_SAMPLES})",
+                        spec.stem, form.axis.len
+                    ),
+                ));
+            }
+            let time = Some(Arc::new(form));
             specs.push(ProductSpec { stem: format!("{}_time", spec.stem), time, ..spec.clone() });
         }
         for (t, region) in &slices {
@@ -628,6 +641,19 @@ fn file_record(path: &Path, digest: FileDigest, format: &str) -> ProductFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_axis_too_long_for_a_mistyped_step_is_refused_before_anything_is_allocated() {
+        let depth = SampleAxis { origin: 0.0, step: 10.0, len: 100, domain: Domain::Depth };
+        let image = Geometry::regular(LineAxis::new(1, 1, 2), LineAxis::new(1, 1, 2), depth);
+        let output = OutputConfig { inlines: vec![1], ..Default::default() };
+        let v = VelocityModel::Constant(2000.0);
+        // 990 m is 990 ms: 9.9 million samples of 0.1 µs.
+        let e = plan_time_products(&output, &image, &[&v], 1e-4).unwrap_err();
+        assert!(matches!(&e, Error::Setting { key, .. } if key == "output.time_step_ms"), "{e}");
+        let specs = plan_time_products(&output, &image, &[&v], 4.0).unwrap();
+        assert_eq!((specs[0][0].stem.as_str(), specs[0][0].time.as_ref().unwrap().axis.len), ("inline_1_time", 248));
+    }
 
     #[test]
     fn the_size_estimate_by_hand() {

@@ -37,6 +37,8 @@ pub struct CubeReading {
     pub range: [f64; 2],
     /// The image's depth step (m).
     pub dz: f64,
+    /// A converted cube is sampled no deeper than this (m): see [`super::depth_cap`].
+    pub depth_cap: f64,
 }
 
 /// Read the cube of `reader` onto the seismic grid `seismic`. Errors are about `velocity.path` and name
@@ -133,7 +135,7 @@ pub fn read_cube(reader: &dyn VolumeReader, seismic: &Geometry, how: &CubeReadin
         })
         .collect::<std::result::Result<_, String>>()
         .map_err(at_path)?;
-    let deepest = converted.iter().map(|c| c.given_to).fold(0.0, f64::max);
+    let deepest = converted.iter().map(|c| c.given_to).fold(0.0, f64::max).min(how.depth_cap);
     let given_to = converted.iter().map(|c| c.given_to).fold(f64::INFINITY, f64::min);
     let levels = ((deepest / how.dz).ceil() as usize + 1).max(2);
     let axis = SampleAxis { origin: 0.0, step: how.dz, len: levels, domain: Domain::Depth };
@@ -167,6 +169,7 @@ mod tests {
             locate: Locate::Lines,
             range: [300.0, 8000.0],
             dz: 10.0,
+            depth_cap: 1e4,
         }
     }
 

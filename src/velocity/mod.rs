@@ -102,6 +102,7 @@ impl VelocitySpec {
                     locate: self.locate.unwrap_or_default(),
                     range: self.range,
                     dz,
+                    depth_cap: depth_cap(seismic, self.range, dz),
                 };
                 let c = cube::read_cube(reader.as_ref(), seismic, &how)?;
                 let mut steps = c.steps;
@@ -236,7 +237,8 @@ impl VelocitySpec {
         }
         let locations: Vec<(i64, i64)> = functions.iter().map(|(l, _)| *l).collect();
         let (mixes, how) = lateral::function_weights(&locations, seismic, bin);
-        let deepest = functions.iter().map(|(_, c)| c.given_to).fold(0.0, f64::max);
+        let deepest =
+            functions.iter().map(|(_, c)| c.given_to).fold(0.0, f64::max).min(depth_cap(seismic, self.range, dz));
         let levels = ((deepest / dz).ceil() as usize + 1).max(2);
         let axis = SampleAxis { origin: 0.0, step: dz, len: levels, domain: Domain::Depth };
         // Each function sampled once on the depth axis, then mixed per trace.
@@ -260,6 +262,13 @@ impl VelocitySpec {
         steps.push(model.describe());
         Ok(Loaded { model, provenance: Provenance { steps, given_to: Some(given_to) } })
     }
+}
+
+/// The deepest depth (m) a sampled model needs: where the last sample of the seismic can reach at the
+/// fastest plausible velocity. A deeper image holds the model's last sample there, as below any model;
+/// the bound keeps a file's absurd depths from sizing the model.
+pub fn depth_cap(seismic: &Geometry, range: [f64; 2], dz: f64) -> f64 {
+    range[1] * seismic.samples.last().max(0.0) / 2000.0 + 2.0 * dz
 }
 
 fn describe_table(c: &Converted) -> String {
@@ -319,6 +328,20 @@ mod tests {
         assert!((m.provenance.given_to.unwrap() - 800.0).abs() < 1e-6);
         assert!(m.provenance.shallow_note(1000.0).unwrap().contains("given down to 800.0 m"));
         assert!(m.provenance.shallow_note(700.0).is_none());
+    }
+
+    #[test]
+    fn absurd_depths_in_a_file_do_not_size_the_model() {
+        // A pick at a billion metres: the model is sampled no deeper than the record can reach at the
+        // fastest plausible velocity (8000 m/s × 0.996 s / 2 + 2 dz = 3994 m: 800 levels of 5 m).
+        let mut text = String::from("kind = \"functions\"\n");
+        for (il, xl) in [(100, 200), (120, 210)] {
+            text += &format!(
+                "[[velocity.functions]]\niline = {il}\nxline = {xl}\ndepths = [0, 1e9]\nvelocities = [1500, 1600]\n"
+            );
+        }
+        let m = load(&text).unwrap();
+        assert_eq!(m.model.n_values(), 21 * 11 * 800);
     }
 
     #[test]
