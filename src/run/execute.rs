@@ -10,8 +10,7 @@ use std::path::Path;
 
 use crate::context::RunContext;
 use crate::error::{Error, Result};
-use crate::imaging::BackendChoice;
-use crate::imaging::ProductSink;
+use crate::imaging::{BackendChoice, ProductSink};
 use crate::job::Job;
 use crate::products::{self, ProductWriter, Written};
 use crate::scan::Panels;
