@@ -163,20 +163,32 @@ pub fn plan_time_products(
         let s = s.expect("at least one velocity");
         slices.push((t, IndexBox { il: 0..image.ilines.len, xl: 0..image.xlines.len, s }));
     }
+    // Every model's form of each box, on one time axis: the members of a scan compare sample by sample.
+    let mut forms: Vec<Vec<TimeForm>> = velocities.iter().map(|_| Vec::with_capacity(boxes.len())).collect();
+    for spec in &boxes {
+        let of_box: Vec<TimeForm> =
+            velocities.iter().map(|v| TimeForm::of_box(v, image, &spec.region, step_ms)).collect();
+        let first = of_box.iter().map(|f| f.axis.origin).fold(f64::INFINITY, f64::min);
+        let last = of_box.iter().map(|f| f.axis.last()).fold(f64::NEG_INFINITY, f64::max);
+        let len = ((last - first) / step_ms).round() as usize + 1;
+        if len > MAX_TIME_SAMPLES {
+            return Err(Error::at_key(
+                "output.time_step_ms",
+                format!(
+                    "{} in time would have {len} samples of {step_ms} ms per trace (at most {MAX_TIME_SAMPLES})",
+                    spec.stem
+                ),
+            ));
+        }
+        let axis = SampleAxis { origin: first, len, ..of_box[0].axis };
+        for (list, form) in forms.iter_mut().zip(of_box) {
+            list.push(form.on_axis(axis));
+        }
+    }
     let mut lists = Vec::with_capacity(velocities.len());
-    for v in velocities {
+    for (v, forms) in velocities.iter().zip(forms) {
         let mut specs = Vec::new();
-        for spec in &boxes {
-            let form = TimeForm::of_box(v, image, &spec.region, step_ms);
-            if form.axis.len > MAX_TIME_SAMPLES {
-                return Err(Error::at_key(
-                    "output.time_step_ms",
-                    format!(
-                        "{} in time would have {} samples of {step_ms} ms per trace (at most {MAX_TIME_SAMPLES})",
-                        spec.stem, form.axis.len
-                    ),
-                ));
-            }
+        for (spec, form) in boxes.iter().zip(forms) {
             let time = Some(Arc::new(form));
             specs.push(ProductSpec { stem: format!("{}_time", spec.stem), time, ..spec.clone() });
         }

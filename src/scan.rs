@@ -193,6 +193,12 @@ fn gap(cols: usize) -> usize {
 /// The sections of every member side by side, each labelled on the horizontal axis by its member.
 fn draw_panel(specs: &[&ProductSpec], slices: &[SliceData], target: &ProductTarget) -> Result<WrittenProduct> {
     let first = &slices[0];
+    if let Some(other) = slices.iter().find(|s| s.rows != first.rows || s.cols != first.cols) {
+        return Err(Error::Internal(format!(
+            "the members of the scan of {} have different axes ({} × {} and {} × {} samples)",
+            specs[0].stem, first.rows.len, first.cols.len, other.rows.len, other.cols.len
+        )));
+    }
     let (rows, cols, n) = (first.rows.len, first.cols.len, slices.len());
     let g = gap(cols);
     let width = n * cols + (n - 1) * g;

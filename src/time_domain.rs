@@ -69,6 +69,11 @@ impl TimeForm {
         TimeForm { axis: SampleAxis { origin, step, len, domain: Domain::Time }, times, levels }
     }
 
+    /// The same conversion onto another time axis (of the same step): samples outside the box are zero.
+    pub fn on_axis(self, axis: SampleAxis) -> TimeForm {
+        TimeForm { axis, ..self }
+    }
+
     /// The depth levels that hold two-way time `twt` (ms) at every trace of the image (a time slice's box
     /// spans them). An error when some trace's image ends above that time.
     pub fn slice_levels(model: &VelocityModel, image: &Geometry, twt: f64) -> Result<Range<usize>> {

@@ -12,7 +12,6 @@ use std::process::Command;
 use crate::cli_common::{model, run, samples, write_job, write_segy};
 use seisimage::job::Job;
 use seisimage::run::prepare;
-use seisimage::volume::VolumeReader;
 
 /// A 20 × 16 × 150 synthetic input (inlines 1..=20, crosslines 1..=16, 4 ms) in `dir`, and a job on it
 /// with `velocity` as its `[velocity]` body and `imaging` and `output` bodies.

@@ -100,6 +100,27 @@ fn a_scan_writes_every_member_under_its_name_and_a_panel_per_section() {
     let read = manifest["stages"]["stages"].as_array().unwrap().iter().find(|s| s["name"] == "read").unwrap().clone();
     assert_eq!(read["bytes"], 24 * 20 * 150 * 4, "{read}");
 
+    // In time too: each member converted with its own velocity, all on one time axis, with their panel.
+    let dir = tempfile::tempdir().unwrap();
+    let job = scan_job(dir.path(), "kind = \"constant\"\nvelocity = 2000.0\nscale = [0.9, 1.1]");
+    let o = run(&["run", job.to_str().unwrap(), "--set", "output.domain=[\"depth\", \"time\"]"]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let files = names(&dir.path().join("out"));
+    for f in ["inline_12_time_v090.png", "inline_12_time_v110.png", "inline_12_time_panel.png", "xline_10_panel.png"] {
+        assert!(files.contains(&f.to_string()), "{f} missing: {files:?}");
+    }
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/manifest.json")).unwrap()).unwrap();
+    let twt: Vec<&Value> = manifest["products"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "inline" && p["axes"].get("twt").is_some())
+        .map(|p| &p["axes"]["twt"])
+        .collect();
+    assert_eq!(twt.len(), 2, "{manifest}");
+    assert_eq!(twt[0], twt[1], "the members' time axes differ");
+
     // A list of constant velocities is a scan too, named by velocity.
     let dir = tempfile::tempdir().unwrap();
     let job = scan_job(dir.path(), "kind = \"constant\"\nvelocity = [1.8, 2.0, 2.3]\nunit = \"km/s\"");
