@@ -178,6 +178,13 @@ fn implausible_and_inconsistent_velocities_are_refused_with_their_key_and_file()
         assert!(o.stderr.contains(expect), "{expect:?}: {o:?}");
     }
 
+    // The domain of a cube is a key of [velocity], not of its reading options: the message names the key as
+    // written, in its table.
+    let velocity = "kind = \"file\"\npath = \"vint.txt\"\n\n[velocity.input]\ndomain = \"depth\"";
+    let o = run(&["validate", job(d, velocity, "nz = 20", "inlines = [3]").to_str().unwrap()]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("at line 9, column 1: velocity.input.domain: unknown field `domain`"), "{o:?}");
+
     // RMS velocities falling faster than any rock allows: the two picks are named.
     std::fs::write(d.join("vrms.txt"), "1000 2000\n1200 1500\n").unwrap();
     let velocity = "kind = \"table\"\npath = \"vrms.txt\"\ndomain = \"time\"\ntype = \"rms\"";
