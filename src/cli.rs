@@ -106,6 +106,14 @@ pub struct InfoArgs {
     /// Skip the amplitude statistics (which read every sample).
     #[arg(long)]
     pub no_stats: bool,
+    /// SEG-Y: show the file's headers as stored instead of a summary: the textual and binary file headers
+    /// and the header of one trace, every field with its bytes and value. Works on files that are not a
+    /// grid (shot gathers, files that keep their line numbers at other bytes), to find where they keep what.
+    #[arg(long, conflicts_with = "json")]
+    pub raw_headers: bool,
+    /// With --raw-headers (which it implies): the trace whose header to show, 1-based in file order.
+    #[arg(long, value_name = "N", conflicts_with = "json")]
+    pub trace: Option<usize>,
     /// Input container, when the name does not tell.
     #[arg(long, value_enum, default_value_t)]
     pub format: FileFormat,
