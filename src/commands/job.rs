@@ -53,7 +53,7 @@ pub fn validate(args: &JobArgs) -> anyhow::Result<()> {
         println!("  {line}");
     }
     for line in memory_report(&prepared) {
-        println!("  memory    {line}");
+        println!("  machine   {line}");
     }
     let backend = format!("{:?}", prepared.job.config.compute.backend).to_lowercase();
     println!("  backend   {backend}");
