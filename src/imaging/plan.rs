@@ -734,6 +734,15 @@ mod tests {
         assert!(plan(&params, &c, [0.0, 10.0]).unwrap_err().to_string().contains("bin"));
         let both = ImagingParams { zmax: Some(100.0), ..params.clone() };
         assert!(plan(&both, &c, [10.0, 10.0]).unwrap_err().to_string().contains("not both"));
+        // Without zmax or nz an absurd velocity makes the image absurdly deep: the velocity is blamed.
+        let auto = ImagingParams { nz: None, ..params.clone() };
+        match image_geometry(&g, &auto, &VelocityModel::Constant(1e12)).unwrap_err() {
+            Error::Setting { key, message, .. } => {
+                assert_eq!(key, "velocity");
+                assert!(message.contains("check that the velocity is in m/s"), "{message}");
+            }
+            e => panic!("{e}"),
+        }
         let band = ImagingParams { fmin: 30.0, fmax: 20.0, ..params.clone() };
         assert!(plan(&band, &c, [10.0, 10.0]).is_err());
         let dip = ImagingParams { dip_limit_deg: Some(95.0), ..params.clone() };

@@ -88,7 +88,10 @@ fn mistakes_in_the_file_are_exit_2_at_their_line_and_column() {
         (
             job("", "depth_slices = [100.0, 1000.0]"),
             "1000.0",
-            "output.depth_slices.1: depth slice 1000 m is below the deepest depth imaged",
+            // Without zmax the velocity sets the image's depth: it is named as the possible cause.
+            "output.depth_slices.1: depth slice 1000 m is below the deepest depth imaged (300 m): without \
+             imaging.zmax or imaging.nz the image ends where the vertical two-way time through the velocity \
+             reaches the last sample: check that the velocity is in m/s, or set imaging.zmax",
         ),
         // Reading keys are checked by the reader, which names them; the job puts them under their table.
         (

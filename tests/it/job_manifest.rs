@@ -410,3 +410,31 @@ fn the_slurm_script_leaves_a_log() {
         "{o:?}"
     );
 }
+
+/// A velocity read from a file is recorded with the file's size and modification time, as the input is.
+#[test]
+fn the_manifest_records_the_velocity_file() {
+    use seisimage::io::{write_volume, FileFormat, WriteOptions};
+    use seisimage::volume::{Domain, Geometry, SampleAxis};
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out) = setup(dir.path());
+    // 2000 m/s on the input's grid (inlines 1..=20, crosslines 1..=16), 0 to 600 m.
+    let m = model(20, 16, 150);
+    let depth = SampleAxis { origin: 0.0, step: 10.0, len: 61, domain: Domain::Depth };
+    let grid = Geometry::regular(m.geometry().ilines, m.geometry().xlines, depth);
+    let vint = dir.path().join("vint.h5");
+    write_volume(FileFormat::Hdf5, &vint, &grid, &vec![2000.0; grid.n_values()], &WriteOptions::default()).unwrap();
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("kind = \"constant\"\nvelocity = 2000.0", &format!("kind = \"file\"\npath = {vint:?}"));
+    let job = write_job(&job, &text);
+    let o = run_job(&job, &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let meta = std::fs::metadata(&vint).unwrap();
+    let expect = json!({
+        "path": vint,
+        "bytes": meta.len(),
+        "modified_utc": seisimage::run::utc(meta.modified().unwrap()),
+    });
+    assert_eq!(manifest(&out)["velocity_file"], expect);
+}
