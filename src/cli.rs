@@ -44,13 +44,15 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Describe a SEG-Y or HDF5 volume: format, geometry, sample axis, coordinates, amplitudes.
+    /// Describe a SEG-Y or HDF5 volume: format, geometry, sample axis, coordinates, amplitudes; or show a
+    /// SEG-Y file's headers as stored (--raw-headers, --trace N), grid or not.
     Info(InfoArgs),
     /// Convert between SEG-Y, HDF5 and NPY, optionally cutting a box.
     Convert(ConvertArgs),
     /// Run migration jobs described by TOML files.
     Run(RunArgs),
-    /// Check a job file and its input, and print the plan (sizes, band, depth axis, memory, products) without running.
+    /// Check a job file and the files it names, and print the plan (sizes, band, depth axis, the depth the
+    /// record reaches, products, warnings) and its memory against this machine's, without running.
     Validate(JobArgs),
     /// Print a job file fully resolved, with every default shown.
     PrintConfig(JobArgs),
@@ -106,6 +108,14 @@ pub struct InfoArgs {
     /// Skip the amplitude statistics (which read every sample).
     #[arg(long)]
     pub no_stats: bool,
+    /// SEG-Y: show the file's headers as stored instead of a summary: the textual and binary file headers
+    /// and the header of one trace, every field with its bytes and value. Works on files that are not a
+    /// grid (shot gathers, files that keep their line numbers at other bytes), to find where they keep what.
+    #[arg(long, conflicts_with = "json")]
+    pub raw_headers: bool,
+    /// With --raw-headers (which it implies): the trace whose header to show, 1-based in file order.
+    #[arg(long, value_name = "N", conflicts_with = "json")]
+    pub trace: Option<usize>,
     /// Input container, when the name does not tell.
     #[arg(long, value_enum, default_value_t)]
     pub format: FileFormat,
@@ -174,8 +184,9 @@ pub struct JobArgs {
 pub struct RunArgs {
     /// The job file (TOML), or several: they run one after another in this process and share the compute
     /// engine, so on a GPU only the first pays for the CUDA start-up (about 0.3 s), and each job's input is
-    /// opened while the job before it migrates. Every file is checked before the first job starts; a job
-    /// that fails is reported and the others still run, and the exit code is the first failure's.
+    /// opened while the job before it migrates. Every job file, and the files each names, is checked
+    /// before the first job starts; a job that fails is reported and the others still run, and the exit
+    /// code is the first failure's. A run locks its output folder (.seisimage.lock) while it writes there.
     #[arg(required = true, value_name = "JOB")]
     pub jobs: Vec<PathBuf>,
     /// Override a job value (in every job): KEY=VALUE with a dotted key and a TOML value, e.g. --set

@@ -265,6 +265,9 @@ pub struct OutputConfig {
     /// the run refuses to start otherwise. Default 0: the products only have to fit.
     #[serde(default)]
     pub keep_free_gb: f64,
+    /// What the run does with files already in the folder.
+    #[serde(default)]
+    pub existing: Existing,
     /// How slices are drawn.
     #[serde(default)]
     pub render: RenderOptions,
@@ -274,6 +277,21 @@ pub struct OutputConfig {
 
 fn yes() -> bool {
     true
+}
+
+/// `output.existing`: what a run does with the files already in its output folder.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Existing {
+    /// Replace what the folder's manifest lists (the previous run's products, also those this run does not
+    /// write again); leave every other file alone.
+    #[default]
+    Replace,
+    /// Refuse to run in a folder that holds anything.
+    Refuse,
+    /// Remove every file seisimage could have written there (products, manifests, temporary files of an
+    /// interrupted run), listed or not; leave other files alone.
+    Clean,
 }
 
 /// A job ready to plan: the config with paths resolved and every value checked that can be checked
@@ -339,8 +357,13 @@ impl Job {
         }
     }
 
+    /// The `--set KEY=VALUE` overrides applied, in order.
+    pub fn overrides(&self) -> Vec<String> {
+        self.origin.overrides.iter().map(|o| o.item.clone()).collect()
+    }
+
     /// Make every path absolute: relative to the job file's folder, or to the current folder when the path
-    /// came from `--set`.
+    /// came from `--set`; `.` and `..` are resolved in the text of the path (see [`normalise`]).
     fn resolve_paths(&mut self) -> Result<()> {
         let folder = self.source.parent().map(Path::to_path_buf).unwrap_or_default();
         let c = &mut self.config;
@@ -353,7 +376,7 @@ impl Job {
                 return Err(self.origin.error_at(key, "the path is empty"));
             }
             let base = if self.origin.overridden(key).is_some() { Path::new("") } else { folder.as_path() };
-            *path = std::path::absolute(base.join(&*path)).map_err(|e| Error::io(&*path, e))?;
+            *path = normalise(&std::path::absolute(base.join(&*path)).map_err(|e| Error::io(&*path, e))?);
         }
         Ok(())
     }
@@ -377,8 +400,9 @@ impl Job {
                  [[output.roi]]",
             ));
         }
-        if let Some(z) = o.depth_slices.iter().find(|z| !z.is_finite() || **z < 0.0) {
-            return Err(self.error_at("output.depth_slices", format!("depths must be in metres, ≥ 0, not {z}")));
+        if let Some((n, z)) = o.depth_slices.iter().enumerate().find(|(_, z)| !z.is_finite() || **z < 0.0) {
+            let key = format!("output.depth_slices.{n}");
+            return Err(self.error_at(&key, format!("depths must be in metres, ≥ 0, not {z}")));
         }
         if slices && !o.png && o.slice_formats.is_empty() {
             return Err(self.error_at("output.png", "slices are requested but png = false and slice_formats is empty"));
@@ -414,6 +438,24 @@ impl Job {
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(&self.config).unwrap_or_else(|e| format!("# cannot print the config: {e}\n"))
     }
+}
+
+/// An absolute path with `.` and `..` resolved in its text, as a person writes it (`/data/jobs/../f3.sgy`
+/// is `/data/f3.sgy`). Where `jobs` is a symbolic link this can name another file than the system would
+/// reach, but the job names paths, and the printed job and the manifest should show the path meant.
+fn normalise(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Where the values of a job came from: the job file's text and the overrides, in order.

@@ -3,7 +3,13 @@
 //! Every product — inline, crossline, depth slice or ROI — is one box of the image grid. The engines only
 //! ever see the boxes ([`ImageRequest`]); this module names them, and writes each one as PNG and/or
 //! sub-volume files through temporary names, recording a checksum for the manifest.
+//!
+//! Where the image holds nothing the data can support, every product of every engine holds zeros, in every
+//! format ([`deliverable`]): on traces missing from the input (which the pictures draw as no data, and
+//! HDF5 and SEG-Y files mark as such), and below the deepest depth the record reaches
+//! ([`crate::imaging::Plan::reach`]).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -12,13 +18,13 @@ use serde::Serialize;
 
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::imaging::{ImageRequest, ProductSink};
+use crate::imaging::{ImageRequest, ImagingParams, ProductSink};
 use crate::io::output::{commit_together_replacing, FileDigest, Replaced, SealedOutput};
 use crate::io::VolumeSink;
 use crate::job::{OutputConfig, VolumeFormat};
 use crate::progress::Progress;
 use crate::render::{self, RenderOptions, SliceData};
-use crate::volume::{Geometry, IndexBox, LineAxis, SampleAxis, ValueBox, Volume};
+use crate::volume::{Geometry, IndexBox, LineAxis, SampleAxis, Volume};
 
 /// What a product is, in the user's terms.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -41,38 +47,56 @@ pub struct ProductSpec {
     pub png: bool,
 }
 
-/// The products of `output` on the image grid `image` (depth domain), in a stable order. A product that does
-/// not fit the image is a configuration error naming the key that asks for it (`output.inlines`, ...).
-pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<ProductSpec>> {
+/// The products of `output` on the image grid `image` (depth domain, as `imaging` sets it), in a stable
+/// order, with a warning for each request the image could serve only in part or changed (a region clipped
+/// or read the other way round, a depth slice moved to the nearest level). A product the image cannot
+/// serve at all is a configuration error naming the key, or the element of a list, that asks for it
+/// (`output.inlines.2`, `output.roi.0.depth`).
+pub fn plan_products(
+    output: &OutputConfig,
+    image: &Geometry,
+    imaging: &ImagingParams,
+) -> Result<(Vec<ProductSpec>, Vec<String>)> {
     let all = image.full_box();
     let mut specs = Vec::new();
+    let mut warnings = Vec::new();
     let slice =
         |kind, stem, region| ProductSpec { kind, stem, region, formats: output.slice_formats.clone(), png: output.png };
     let at = |key: String| move |e: Error| Error::at_key(key, e.to_string());
-    for &il in &output.inlines {
-        let i = image.iline_index(il).map_err(at("output.inlines".into()))?;
+    for (n, &il) in output.inlines.iter().enumerate() {
+        let i = image.iline_index(il).map_err(at(format!("output.inlines.{n}")))?;
         specs.push(slice(
             ProductKind::Inline { iline: il },
             format!("inline_{il}"),
             IndexBox { il: i..i + 1, ..all.clone() },
         ));
     }
-    for &xl in &output.crosslines {
-        let j = image.xline_index(xl).map_err(at("output.crosslines".into()))?;
+    for (n, &xl) in output.crosslines.iter().enumerate() {
+        let j = image.xline_index(xl).map_err(at(format!("output.crosslines.{n}")))?;
         specs.push(slice(
             ProductKind::Crossline { xline: xl },
             format!("xline_{xl}"),
             IndexBox { xl: j..j + 1, ..all.clone() },
         ));
     }
-    for &z in &output.depth_slices {
+    let depth = &image.samples;
+    for (n, &z) in output.depth_slices.iter().enumerate() {
+        let key = format!("output.depth_slices.{n}");
         let k = image.sample_index(z).map_err(|_| {
-            let deepest = image.samples.last();
-            let message =
-                format!("depth slice {z} m is below the deepest depth imaged ({deepest} m): raise imaging.zmax");
-            Error::at_key("output.depth_slices", message)
+            let message = format!(
+                "depth slice {z} m is below the deepest depth imaged ({} m): {}",
+                depth.last(),
+                deeper(imaging)
+            );
+            Error::at_key(&key, message)
         })?;
-        let exact = image.samples.value(k);
+        let exact = depth.value(k);
+        if (exact - z).abs() > 1e-6 * depth.step {
+            warnings.push(format!(
+                "{key}: depth slice {z} m is imaged at {exact} m, the nearest depth level (dz {} m)",
+                depth.step
+            ));
+        }
         specs.push(slice(
             ProductKind::DepthSlice { depth_m: exact },
             format!("depth_{}m", exact.round() as i64),
@@ -80,9 +104,12 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
         ));
     }
     for (n, r) in output.roi.iter().enumerate() {
-        let region = image
-            .index_box(&ValueBox { iline: r.iline, xline: r.xline, sample: r.depth })
-            .map_err(at(format!("output.roi.{n}")))?;
+        let key = format!("output.roi.{n}");
+        let region = IndexBox {
+            il: line_range(&format!("{key}.iline"), "inlines", &image.ilines, r.iline, &mut warnings)?,
+            xl: line_range(&format!("{key}.xline"), "crosslines", &image.xlines, r.xline, &mut warnings)?,
+            s: depth_range(&format!("{key}.depth"), depth, r.depth, imaging, &mut warnings)?,
+        };
         specs.push(ProductSpec {
             kind: ProductKind::Roi { name: r.name.clone() },
             stem: format!("roi_{}", r.name),
@@ -101,7 +128,132 @@ pub fn plan_products(output: &OutputConfig, image: &Geometry) -> Result<Vec<Prod
         };
         return Err(Error::at_key(key, format!("the product {} is requested twice", dup.stem)));
     }
-    Ok(specs)
+    Ok((specs, warnings))
+}
+
+/// How to image deeper, in words: the depth axis comes from `imaging.zmax` or `imaging.nz`, else from the
+/// velocity, which may then be the real cause (km/s for m/s).
+fn deeper(imaging: &ImagingParams) -> &'static str {
+    match (imaging.zmax, imaging.nz) {
+        (None, None) => {
+            "without imaging.zmax or imaging.nz the image ends where the vertical two-way time through the velocity \
+             reaches the last sample: check that the velocity is in m/s, or set imaging.zmax"
+        }
+        _ => "raise imaging.zmax (or imaging.nz)",
+    }
+}
+
+/// Bounds as written, and read the right way round: a reversed pair is swapped with a warning.
+fn ordered<T: PartialOrd + Copy + std::fmt::Display>(
+    key: &str,
+    what: &str,
+    [a, b]: [T; 2],
+    unit: &str,
+    warnings: &mut Vec<String>,
+) -> [T; 2] {
+    if a <= b {
+        return [a, b];
+    }
+    warnings.push(format!("{key}: [{a}, {b}] is reversed: read as {what} {b}..={a}{unit}"));
+    [b, a]
+}
+
+/// The indices of the lines of a region's `[first, last]` on `axis` (all of it when not given): clipped to
+/// the survey with a warning, refused when none is in it.
+fn line_range(
+    key: &str,
+    what: &str,
+    axis: &LineAxis,
+    bounds: Option<[i64; 2]>,
+    warnings: &mut Vec<String>,
+) -> Result<std::ops::Range<usize>> {
+    let Some(bounds) = bounds else { return Ok(0..axis.len) };
+    let [lo, hi] = ordered(key, what, bounds, "", warnings);
+    let range = axis.index_range(lo, hi);
+    let (first, last) = (axis.first, axis.last());
+    if range.is_empty() {
+        let message = format!("{what} {lo}..={hi} are outside the survey ({what} {first}..={last} step {})", axis.step);
+        return Err(Error::at_key(key, message));
+    }
+    if lo < first || hi > last {
+        warnings.push(format!(
+            "{key}: {what} {lo}..={hi} reach outside the survey ({what} {first}..={last}): clipped to {}..={}",
+            axis.value(range.start),
+            axis.value(range.end - 1)
+        ));
+    }
+    Ok(range)
+}
+
+/// The levels of a region's `[top, bottom]` depths (all of them when not given): clipped to the image with
+/// a warning, refused when none is in it.
+fn depth_range(
+    key: &str,
+    axis: &SampleAxis,
+    bounds: Option<[f64; 2]>,
+    imaging: &ImagingParams,
+    warnings: &mut Vec<String>,
+) -> Result<std::ops::Range<usize>> {
+    let Some(bounds) = bounds else { return Ok(0..axis.len) };
+    let [top, bottom] = ordered(key, "depths", bounds, " m", warnings);
+    let range = axis.index_range(top, bottom);
+    let (first, last) = (axis.origin, axis.last());
+    if range.is_empty() {
+        let place = if top > last { "below" } else { "outside" };
+        let message =
+            format!("depths {top}..={bottom} m are {place} the image ({first}..={last} m): {}", deeper(imaging));
+        return Err(Error::at_key(key, message));
+    }
+    let tolerance = 1e-6 * axis.step;
+    if top < first - tolerance || bottom > last + tolerance {
+        warnings.push(format!(
+            "{key}: depths {top}..={bottom} m reach below the image ({first}..={last} m): clipped to {}..={} m",
+            axis.value(range.start),
+            axis.value(range.end - 1)
+        ));
+    }
+    Ok(range)
+}
+
+/// A warning for every product that lies, in whole or in part, below `reach`, the deepest depth the record
+/// can image ([`crate::imaging::Plan::reach`]): those levels are zero.
+pub fn below_reach_warnings(specs: &[ProductSpec], image: &Geometry, reach: Option<f64>) -> Vec<String> {
+    let Some(reach) = reach else { return Vec::new() };
+    let depth = &image.samples;
+    specs
+        .iter()
+        .filter(|s| depth.value(s.region.s.end - 1) > reach)
+        .map(|s| {
+            let how = if depth.value(s.region.s.start) > reach { "lies" } else { "lies partly" };
+            format!(
+                "{} {how} below {reach:.0} m, the deepest depth the record reaches (the vertical two-way time of its \
+                 last sample): it is zero there",
+                s.stem
+            )
+        })
+        .collect()
+}
+
+/// Whether level `k` of `depth` lies below `reach`.
+fn below(depth: &SampleAxis, k: usize, reach: Option<f64>) -> bool {
+    reach.is_some_and(|r| depth.value(k) > r + 1e-9 * depth.step)
+}
+
+/// The values a product delivers, from the image's values of its box: zero on the traces missing from the
+/// input and below the depth the record reaches, whichever engine computed them. Borrowed unchanged when
+/// neither applies.
+pub fn deliverable<'a>(values: &'a [f32], product: &Geometry, reach: Option<f64>) -> Cow<'a, [f32]> {
+    let nz = product.samples.len;
+    let deep = (0..nz).position(|k| below(&product.samples, k, reach)).unwrap_or(nz);
+    if deep == nz && product.live.iter().all(|&l| l) {
+        return Cow::Borrowed(values);
+    }
+    let mut out = values.to_vec();
+    for (trace, &live) in out.chunks_mut(nz.max(1)).zip(&product.live) {
+        let from = if live { deep } else { 0 };
+        trace[from..].fill(0.0);
+    }
+    Cow::Owned(out)
 }
 
 /// The boxes the engines must compute.
@@ -177,6 +329,8 @@ pub struct ProductTarget<'a> {
     /// not carry them when the survey has no coordinates).
     pub bin_size: [f64; 2],
     pub render: &'a RenderOptions,
+    /// The deepest depth the record reaches, when the image goes deeper (see [`deliverable`]).
+    pub reach: Option<f64>,
     /// The run's stop request, honoured between the steps of writing.
     pub cancel: CancelToken,
 }
@@ -223,6 +377,7 @@ impl OpenProduct {
                 g.n_values()
             )));
         }
+        let data = &*deliverable(data, &g, target.reach);
         let cancel = &target.cancel;
         let mut files = Vec::new();
         if spec.png {
@@ -463,6 +618,21 @@ fn file_record(path: &Path, digest: FileDigest, format: &str) -> ProductFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::volume::Domain;
+
+    /// Missing traces are zero from top to bottom, every trace is zero below the reach, and the values
+    /// are borrowed untouched when neither applies.
+    #[test]
+    fn deliverable_values_are_zero_where_nothing_was_recorded() {
+        let depth = SampleAxis { origin: 100.0, step: 10.0, len: 4, domain: Domain::Depth };
+        let mut g = Geometry::regular(LineAxis::new(1, 1, 1), LineAxis::new(1, 1, 3), depth);
+        let values: Vec<f32> = (1..=12).map(|v| v as f32).collect();
+        assert!(matches!(deliverable(&values, &g, None), Cow::Borrowed(_)));
+        assert!(matches!(deliverable(&values, &g, Some(130.0)), Cow::Borrowed(_)), "the last level is at the reach");
+        g.live[1] = false;
+        let expect = [1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 9.0, 10.0, 0.0, 0.0];
+        assert_eq!(&*deliverable(&values, &g, Some(115.0)), &expect);
+    }
 
     #[test]
     fn the_size_estimate_by_hand() {

@@ -1,7 +1,7 @@
 //! `seisimage run`, `validate` and `print-config`: a job file from first check to manifest.
 
 use seisimage::job::Job;
-use seisimage::run::{prepare, run_jobs, Manifest, MANIFEST};
+use seisimage::run::{self, check_files, memory_report, prepare, run_jobs, Manifest, MANIFEST};
 
 use super::Reporting;
 use crate::cli::{JobArgs, RunArgs};
@@ -15,10 +15,10 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     let done = |manifest: &Manifest| {
         let out = &manifest.config.output.dir;
         tracing::info!(
-            "done in {:.2} s on {}: {} products, {:.1} MB, in {} (see {})",
+            "done in {:.2} s on {}: {}, {:.1} MB, in {} (see {})",
             manifest.wall_seconds,
             manifest.backend.kind,
-            manifest.products.len(),
+            run::count(manifest.products.len(), "product"),
             manifest.product_bytes as f64 / 1e6,
             out.display(),
             out.join(MANIFEST).display()
@@ -42,19 +42,21 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     )))
 }
 
+/// Check a job as `run` would, without writing anything: the job, the files it names, its plan and
+/// products, and the plan's memory against this machine's.
 pub fn validate(args: &JobArgs) -> anyhow::Result<()> {
     let job = Job::load(&args.job, &args.overrides)?;
+    check_files(&job)?;
     let prepared = prepare(job)?;
     println!("{}: valid", args.job.display());
     for line in prepared.describe() {
         println!("  {line}");
     }
-    match seisimage::gpu::probe() {
-        Ok(rt) => println!("  backend   {:?}: GPU {} usable", prepared.job.config.compute.backend, rt.devices[0].name),
-        Err(why) => {
-            println!("  backend   {:?}: no GPU ({why}); auto runs on the CPU", prepared.job.config.compute.backend)
-        }
+    for line in memory_report(&prepared) {
+        println!("  machine   {line}");
     }
+    let backend = format!("{:?}", prepared.job.config.compute.backend).to_lowercase();
+    println!("  backend   {backend}");
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 mod bench;
 mod convert;
 mod devices;
+mod headers;
 mod info;
 mod job;
 mod synth;

@@ -8,8 +8,10 @@ use crate::error::{Error, Result};
 use crate::imaging::{image_geometry, ImageRequest, Migration, Plan};
 use crate::job::Job;
 use crate::products::{self, ProductSpec, ProductTarget};
-use crate::velocity::VelocityModel;
+use crate::velocity::{VelocityModel, VelocitySpec};
 use crate::volume::{Geometry, VolumeReader};
+
+use super::manifest::{FileRecord, FileStamp};
 
 /// A job with its input open, its velocity loaded and its plan made: everything `validate` prints and
 /// `run` needs, found before any heavy work.
@@ -24,6 +26,13 @@ pub struct Prepared {
     pub products: Vec<ProductSpec>,
     pub request: ImageRequest,
     pub plan: Plan,
+    /// What the input, the plan and the products changed or doubt in the job, found while preparing it:
+    /// `validate` prints them, a run logs them as warnings and records them in its manifest.
+    pub warnings: Vec<String>,
+    /// The input file's size and modification time as it was opened.
+    pub input_file: Option<FileStamp>,
+    /// The velocity model's file and its stamp, when the velocity comes from a file.
+    pub velocity_file: Option<FileRecord>,
 }
 
 /// Open the input and plan the job. A wrong setting found on the way names the line of the job file (or
@@ -31,6 +40,7 @@ pub struct Prepared {
 pub fn prepare(job: Job) -> Result<Prepared> {
     let c = &job.config;
     let t = Instant::now();
+    let input_file = FileStamp::of(&c.input.path);
     let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| job.locate(e.within("input")))?;
     tracing::debug!("{} opened in {:.3} s", c.input.path.display(), t.elapsed().as_secs_f64());
     let input = reader.geometry().clone();
@@ -54,17 +64,47 @@ pub fn prepare(job: Job) -> Result<Prepared> {
             format!("the trace spacing from the {bin_size_source} is {bin_size:?} m; set input.bin_size"),
         ));
     }
-    let planned = || -> Result<_> {
+    let mut warnings = Vec::new();
+    if input.n_missing() > 0 {
+        warnings.push(format!(
+            "{} of {} traces ({:.1} %) are missing from the input: they are zero in the sub-volume files and drawn \
+             as no data in the pictures",
+            input.n_missing(),
+            input.n_traces(),
+            100.0 * input.n_missing() as f64 / input.n_traces() as f64
+        ));
+    }
+    let velocity_file = match &c.velocity {
+        VelocitySpec::File { path, .. } => Some(FileRecord { path: path.clone(), stamp: FileStamp::of(path) }),
+        _ => None,
+    };
+    let planned = |warnings: &mut Vec<String>| -> Result<_> {
         let velocity = c.velocity.load(&input)?;
         let image = image_geometry(&input, &c.imaging, &velocity)?;
-        let products = products::plan_products(&c.output, &image)?;
+        let (products, product_warnings) = products::plan_products(&c.output, &image, &c.imaging)?;
         let request = products::request(&products);
         let mut plan = Plan::new(&input, bin_size, &c.window, &c.imaging, &velocity, &request)?;
         plan.nonfinite = c.input.nonfinite;
+        warnings.extend(plan.warnings.iter().cloned());
+        warnings.extend(product_warnings);
+        warnings.extend(products::below_reach_warnings(&products, &image, plan.reach));
         Ok((velocity, image, products, request, plan))
     };
-    let (velocity, image, products, request, plan) = planned().map_err(|e: Error| job.locate(e))?;
-    Ok(Prepared { job, reader, bin_size, bin_size_source, velocity, image, products, request, plan })
+    let (velocity, image, products, request, plan) = planned(&mut warnings).map_err(|e: Error| job.locate(e))?;
+    Ok(Prepared {
+        job,
+        reader,
+        bin_size,
+        bin_size_source,
+        velocity,
+        image,
+        products,
+        request,
+        plan,
+        warnings,
+        input_file,
+        velocity_file,
+    })
 }
 
 impl Prepared {
@@ -76,7 +116,51 @@ impl Prepared {
     /// Where this job's products go and how they are drawn, for a run stopped by `cancel`.
     pub fn product_target(&self, cancel: CancelToken) -> ProductTarget<'_> {
         let output = &self.job.config.output;
-        ProductTarget { dir: &output.dir, image: &self.image, bin_size: self.bin_size, render: &output.render, cancel }
+        ProductTarget {
+            dir: &output.dir,
+            image: &self.image,
+            bin_size: self.bin_size,
+            render: &output.render,
+            reach: self.plan.reach,
+            cancel,
+        }
+    }
+
+    /// What a batch log says of the job before it runs: the input, the method with its key parameters, and
+    /// the products.
+    pub fn summary(&self) -> Vec<String> {
+        let g = self.reader.geometry();
+        let (f0, f1) = self.plan.band_hz();
+        let depth = &self.image.samples;
+        let mut method = format!(
+            "{}, velocity {}, depth 0..{} m step {} m, {f0:.2}..{f1:.2} Hz",
+            self.plan.method.name(),
+            self.velocity.describe(),
+            depth.last(),
+            depth.step
+        );
+        if let Some(d) = self.plan.dip_limit {
+            method.push_str(&format!(", dip limit {:.0}°", d.to_degrees()));
+        }
+        let stems: Vec<&str> = self.products.iter().map(|p| p.stem.as_str()).collect();
+        vec![
+            format!(
+                "input {}: {} inlines × {} crosslines × {} samples of {} ms, {} missing traces",
+                self.job.config.input.path.display(),
+                g.ilines.len,
+                g.xlines.len,
+                g.samples.len,
+                g.samples.step,
+                g.n_missing()
+            ),
+            method,
+            format!(
+                "{} into {}: {}",
+                count(self.products.len(), "product"),
+                self.job.config.output.dir.display(),
+                stems.join(", ")
+            ),
+        ]
     }
 
     /// What `validate` prints: the input, the plan and the products.
@@ -112,6 +196,16 @@ impl Prepared {
             what.extend(p.formats.iter().map(|f| f.extension().to_string()));
             lines.push(format!("          {:<24} {a} × {b} × {c} values → {}", p.stem, what.join(", ")));
         }
+        lines.extend(self.warnings.iter().map(|w| format!("warning   {w}")));
         lines
+    }
+}
+
+/// `n` things, the noun in the plural unless there is one: `1 product`, `4 products`.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

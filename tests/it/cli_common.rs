@@ -120,6 +120,11 @@ pub fn write_job(path: &Path, text: &str) -> PathBuf {
     path.to_path_buf()
 }
 
+/// This machine's host name, as the kernel gives it.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").expect("the host name").trim().to_string()
+}
+
 /// Names in `dir` (not recursive), sorted; empty when `dir` does not exist.
 pub fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = match std::fs::read_dir(dir) {
@@ -175,6 +180,11 @@ impl Running {
                 }
             }
         }
+    }
+
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn signal(&self, signal: i32) {
