@@ -76,7 +76,14 @@ impl Prepared {
     /// Where this job's products go and how they are drawn, for a run stopped by `cancel`.
     pub fn product_target(&self, cancel: CancelToken) -> ProductTarget<'_> {
         let output = &self.job.config.output;
-        ProductTarget { dir: &output.dir, image: &self.image, bin_size: self.bin_size, render: &output.render, cancel }
+        ProductTarget {
+            dir: &output.dir,
+            image: &self.image,
+            bin_size: self.bin_size,
+            render: &output.render,
+            cancel,
+            report: products::RunReport::of(&self.job),
+        }
     }
 
     /// What `validate` prints: the input, the plan and the products.
