@@ -5,6 +5,7 @@ mod convert;
 mod devices;
 mod info;
 mod job;
+mod plot;
 mod synth;
 
 use std::time::Duration;
@@ -21,6 +22,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Run(a) => job::run(a, reporting),
         Command::Validate(a) => job::validate(a),
         Command::PrintConfig(a) => job::print_config(a),
+        Command::Plot(a) => plot::run(a),
         Command::Synth(a) => synth::run(a, reporting),
         Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a, reporting),
