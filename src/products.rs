@@ -552,7 +552,9 @@ impl<'r, 's> ProductWriter<'r, 's> {
 fn draw_shared_pictures(products: &mut [WrittenProduct], target: &ProductTarget) -> Result<()> {
     use rayon::prelude::*;
     let opts = target.render;
-    let mut groups: Vec<((Option<&'static str>, String), Vec<usize>)> = Vec::new();
+    // Each group of pictures (see `PendingPicture::group`) with the products that hold them.
+    type Group = (Option<&'static str>, String);
+    let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
     for (i, p) in products.iter().enumerate() {
         if let Some(pending) = &p.pending {
             match groups.iter_mut().find(|(g, _)| *g == pending.group) {

@@ -73,7 +73,7 @@ impl DeviceAttributes {
             dev.launch(
                 &dev.compute,
                 "attr_load",
-                grid.clone(),
+                grid,
                 &[
                     Arg::Ptr(product.ptr_at(first * nz)),
                     Arg::I32(nz as i32),

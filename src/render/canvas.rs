@@ -67,9 +67,9 @@ impl Canvas {
         let i = (y as usize * self.width + x as usize) * 3;
         let top = u32::from(COVERAGE_LEVELS - 1);
         let a = u32::from(level.min(COVERAGE_LEVELS - 1));
-        for k in 0..3 {
-            let under = u32::from(self.rgb[i + k]);
-            self.rgb[i + k] = ((under * (top - a) + u32::from(colour[k]) * a + top / 2) / top) as u8;
+        for (px, c) in self.rgb[i..i + 3].iter_mut().zip(colour) {
+            let under = u32::from(*px);
+            *px = ((under * (top - a) + u32::from(c) * a + top / 2) / top) as u8;
         }
     }
 

@@ -649,7 +649,7 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions, info:
     });
     if let (Some(w), true) = (opts.agc_window, gained) {
         notes.push(format!(
-            "Display gain: AGC over {} {} (the picture only; the files keep the migrated amplitudes).",
+            "Display gain: AGC over {} {} (the picture only; the files keep their amplitudes).",
             number(w),
             slice.rows.unit
         ));

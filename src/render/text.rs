@@ -160,7 +160,7 @@ mod tests {
         assert!(small.coverage.iter().all(|&c| c < COVERAGE_LEVELS));
         // Anti-aliased: edges take intermediate levels.
         assert!(large.coverage.iter().any(|&c| c > 0 && c < COVERAGE_LEVELS - 1));
-        assert!(large.coverage.iter().any(|&c| c == COVERAGE_LEVELS - 1));
+        assert!(large.coverage.contains(&(COVERAGE_LEVELS - 1)));
     }
 
     #[test]

@@ -186,7 +186,7 @@ fn points(s: &FoldedSpec) -> Vec<Point> {
     let (y0, y1) = (-aperture, width + aperture);
     let n = ((y1 - y0) / POINT_SPACING_M).ceil() as usize;
     let mut out = Vec::new();
-    for k in 0..DEPTHS.len() {
+    for (k, reflectivity) in REFLECTIVITY.iter().enumerate() {
         for i in 0..n {
             let y = y0 + (i as f64 + 0.5) * POINT_SPACING_M;
             let (z, side) = surface(s, k, y);
@@ -206,7 +206,7 @@ fn points(s: &FoldedSpec) -> Vec<Point> {
             let ramp = aperture * 0.5;
             let edge = (y - y0).min(y1 - y).clamp(0.0, ramp) / ramp;
             let taper = 0.5 - 0.5 * (PI * edge).cos();
-            out.push(Point { y, z, normal: [-slope / norm, 1.0 / norm], weight: REFLECTIVITY[k] * dl * taper });
+            out.push(Point { y, z, normal: [-slope / norm, 1.0 / norm], weight: reflectivity * dl * taper });
         }
     }
     out
