@@ -42,9 +42,7 @@ extern "C" __global__ void attr_output(const cpx* __restrict__ z, int nfft, int 
         } else if (kind == ATTR_COS_PHASE) {
             float e = hypotf(v.re, v.im);
             r = e > 0.0f ? v.re / e : 0.0f;
-        } else if (nz < 2) {
-            r = 0.0f;
-        } else {
+        } else if (kind == ATTR_FREQUENCY && nz >= 2) {
             // The phase turned between the neighbours (one neighbour at the ends of the trace).
             cpx a, b;
             float span;
@@ -57,6 +55,8 @@ extern "C" __global__ void attr_output(const cpx* __restrict__ z, int nfft, int 
             }
             float turn = atan2f(a.im * b.re - a.re * b.im, a.re * b.re + a.im * b.im);
             r = turn / (2.0f * PI_F * span) * frequency_scale;
+        } else {
+            r = 0.0f;
         }
         out[p] = r;
     }
