@@ -56,6 +56,9 @@ pub enum Command {
     Validate(JobArgs),
     /// Print a job file fully resolved, with every default shown.
     PrintConfig(JobArgs),
+    /// Draw an inline, crossline or time/depth slice of any SEG-Y or HDF5 volume as a PNG (with its JSON
+    /// sidecar), with the renderer of a run's products: to check an input, or show it beside its image.
+    Plot(PlotArgs),
     /// Write a synthetic volume with known answers (diffractors, dipping planes, spikes, layers) and its truth file.
     Synth(SynthArgs),
     /// List the CUDA devices seisimage can use, or say why there are none.
@@ -200,6 +203,97 @@ pub struct RunArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    group(clap::ArgGroup::new("slice").required(true).args(["inline", "crossline", "time", "depth"])),
+    after_help = "Examples:\n  \
+seisimage plot data/f3.sgy --inline 122 -o inline_122.png\n  \
+seisimage plot data/f3.sgy --time 200 -o t200.png            # a map view, north up from the coordinates\n  \
+seisimage plot out/demo/roi_centre.h5 --crossline 884 --display va -o va.png\n  \
+seisimage plot in.sgy --inline 120 --attribute envelope --agc 250 -o env.png\n\n\
+The options are those of a job's [output.render] table (docs/rendering.md shows each with a picture); the \
+picture's sidecar (.json beside it) records its axes, clip and notes."
+)]
+pub struct PlotArgs {
+    /// The volume (SEG-Y or HDF5; a run's sub-volumes too).
+    pub file: std::path::PathBuf,
+    /// Draw this inline (header value): crosslines across, time or depth down.
+    #[arg(long, value_name = "N")]
+    pub inline: Option<i64>,
+    /// Draw this crossline (header value): inlines across.
+    #[arg(long, value_name = "N")]
+    pub crossline: Option<i64>,
+    /// Draw the time slice nearest this time (ms), in map view.
+    #[arg(long, value_name = "MS")]
+    pub time: Option<f64>,
+    /// Draw the depth slice nearest this depth (m), in map view.
+    #[arg(long, value_name = "M")]
+    pub depth: Option<f64>,
+    /// The picture (PNG); its sidecar is written beside it with the extension .json.
+    #[arg(short, long, value_name = "PNG")]
+    pub output: std::path::PathBuf,
+    /// Draw a complex-trace attribute of the slice instead of its amplitudes.
+    #[arg(long, value_enum)]
+    pub attribute: Option<seisimage::attributes::Attribute>,
+    /// Half-height of the window of samples (ms or m) over which the attribute of a time or depth slice is
+    /// computed.
+    #[arg(long, value_name = "LENGTH", default_value_t = 200.0)]
+    pub attribute_window: f64,
+    /// Colour map of amplitudes.
+    #[arg(long, value_enum, default_value_t)]
+    pub colormap: seisimage::render::Colormap,
+    /// A fixed clip: values in [-CLIP, CLIP] span the colour map (default: the --clip-percentile of |value|).
+    #[arg(long, value_name = "CLIP")]
+    pub clip: Option<f64>,
+    /// The clip is this percentile of |value|.
+    #[arg(long, value_name = "P", default_value_t = 99.0)]
+    pub clip_percentile: f64,
+    /// density (colours), wiggle, or va (variable area: positive lobes filled).
+    #[arg(long, value_enum, default_value_t)]
+    pub display: seisimage::render::Display,
+    /// Automatic gain control of the picture, over this window (ms for time, m for depth).
+    #[arg(long, value_name = "WINDOW")]
+    pub agc: Option<f64>,
+    /// How an enlarged axis is drawn: auto (cells where a sample gets two pixels or more), nearest, linear.
+    #[arg(long, value_enum, default_value_t)]
+    pub sampling: seisimage::render::Sampling,
+    /// Vertical exaggeration over the true aspect.
+    #[arg(long = "ve", value_name = "FACTOR", default_value_t = 1.0)]
+    pub vertical_exaggeration: f64,
+    /// Smallest width of the data area, pixels.
+    #[arg(long, value_name = "PIXELS", default_value_t = 800)]
+    pub width: u32,
+    /// Title, a template: {product}, {quantity}, {input}, {scale}, {date}, {version}.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// No provenance footer.
+    #[arg(long)]
+    pub no_footer: bool,
+    /// The data area alone: no axes, colour bar, notes or footer.
+    #[arg(long)]
+    pub no_annotate: bool,
+    /// Metres between inlines and between crosslines, for a volume without coordinates: IL,XL.
+    #[arg(long, value_name = "IL,XL", value_parser = parse_pair)]
+    pub bin_size: Option<[f64; 2]>,
+    /// Input container, when the name does not tell.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: FileFormat,
+    /// HDF5: path of the 3-D dataset.
+    #[arg(long, default_value = seisimage::io::hdf5::DEFAULT_DATASET)]
+    pub dataset: String,
+    #[command(flatten)]
+    pub segy: SegyArgs,
+}
+
+fn parse_pair(s: &str) -> Result<[f64; 2], String> {
+    let (a, b) = s.split_once(',').ok_or_else(|| format!("expected IL,XL such as 12.5,25, got {s:?}"))?;
+    let p = |x: &str| match x.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("expected two positive distances IL,XL, got {s:?}")),
+    };
+    Ok([p(a)?, p(b)?])
+}
+
+#[derive(Args, Debug)]
 pub struct SynthArgs {
     /// Output volume (.sgy or .h5); the truth is written next to it as NAME.truth.json.
     pub output: PathBuf,
@@ -250,6 +344,9 @@ pub enum SynthModelKind {
     Spike,
     /// Flat reflectors at a few depths.
     Layers,
+    /// Four reflectors folded along the crosslines and cut by a normal fault, whose edges diffract
+    /// (constant velocity; the structure is the same on every inline).
+    Folded,
 }
 
 #[derive(Args, Debug)]

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::attributes::Attribute;
 use crate::error::{Error, Location, Result};
 use crate::imaging::ImagingParams;
 use crate::io::{FileFormat, InputOptions};
@@ -234,6 +235,9 @@ pub struct RoiConfig {
     /// Default ["hdf5"].
     #[serde(default = "default_roi_formats")]
     pub formats: Vec<VolumeFormat>,
+    /// Complex-trace attributes of the box, each written in `formats` as `roi_NAME_ATTRIBUTE`. Default none.
+    #[serde(default)]
+    pub attributes: Vec<Attribute>,
 }
 
 fn default_roi_formats() -> Vec<VolumeFormat> {
@@ -241,7 +245,7 @@ fn default_roi_formats() -> Vec<VolumeFormat> {
 }
 
 /// `[output]`: what to write, and where.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputConfig {
     /// Output folder (created if missing).
@@ -271,6 +275,17 @@ pub struct OutputConfig {
     /// How slices are drawn.
     #[serde(default)]
     pub render: RenderOptions,
+    /// Complex-trace attributes of every slice (envelope, phase, frequency, cos_phase), each a product of
+    /// its own (`inline_120_envelope`), drawn and written like the slice. Default none.
+    #[serde(default)]
+    pub attributes: Vec<Attribute>,
+    /// Half-height (m) of the window of depth levels over which the attributes of a depth slice are
+    /// computed. Default 200 m.
+    #[serde(default = "default_attribute_window")]
+    pub attribute_window_m: f64,
+    /// Write `index.html`, a page of the run's pictures, files and parameters. Default true.
+    #[serde(default = "yes")]
+    pub index: bool,
     #[serde(default)]
     pub roi: Vec<RoiConfig>,
 }
@@ -292,6 +307,31 @@ pub enum Existing {
     /// Remove every file seisimage could have written there (products, manifests, temporary files of an
     /// interrupted run), listed or not; leave other files alone.
     Clean,
+}
+
+fn default_attribute_window() -> f64 {
+    200.0
+}
+
+impl Default for OutputConfig {
+    /// The defaults of the job file's keys (with an empty `dir`).
+    fn default() -> Self {
+        OutputConfig {
+            dir: PathBuf::new(),
+            inlines: Vec::new(),
+            crosslines: Vec::new(),
+            depth_slices: Vec::new(),
+            slice_formats: Vec::new(),
+            png: true,
+            keep_free_gb: 0.0,
+            existing: Existing::default(),
+            render: RenderOptions::default(),
+            attributes: Vec::new(),
+            attribute_window_m: default_attribute_window(),
+            index: true,
+            roi: Vec::new(),
+        }
+    }
 }
 
 /// A job ready to plan: the config with paths resolved and every value checked that can be checked
@@ -411,6 +451,22 @@ impl Job {
             if !(gb.is_finite() && gb > 0.0) {
                 return Err(self.error_at("compute.device_memory_gb", format!("must be gigabytes > 0, not {gb}")));
             }
+        }
+        if !(o.attribute_window_m.is_finite() && o.attribute_window_m >= 0.0) {
+            return Err(self.error_at(
+                "output.attribute_window_m",
+                format!("must be a length in metres ≥ 0, not {}", o.attribute_window_m),
+            ));
+        }
+        if let Some(a) = o.attributes.iter().enumerate().find_map(|(i, a)| o.attributes[..i].contains(a).then_some(a)) {
+            return Err(self.error_at("output.attributes", format!("{} is listed twice", a.name())));
+        }
+        if !o.attributes.is_empty() && !slices {
+            return Err(self.error_at(
+                "output.attributes",
+                "attributes of slices are asked for, but no slice is: set output.inlines, output.crosslines or \
+                 output.depth_slices (an [[output.roi]] takes its own `attributes`)",
+            ));
         }
         if !(o.keep_free_gb.is_finite() && o.keep_free_gb >= 0.0) {
             return Err(self.error_at("output.keep_free_gb", format!("must be gigabytes ≥ 0, not {}", o.keep_free_gb)));

@@ -5,6 +5,7 @@
 //! plans the padding; [`imaging`] migrates on the CPU (and [`gpu`] on a CUDA device) only what was asked;
 //! [`render`] and [`io`] write the products. [`job`] turns a TOML job file into a validated job.
 
+pub mod attributes;
 pub mod bench;
 pub mod cancel;
 pub mod context;

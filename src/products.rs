@@ -1,8 +1,10 @@
 //! From the `[output]` section to boxes of the image, and from migrated boxes to files.
 //!
-//! Every product — inline, crossline, depth slice or ROI — is one box of the image grid. The engines only
-//! ever see the boxes ([`ImageRequest`]); this module names them, and writes each one as PNG and/or
-//! sub-volume files through temporary names, recording a checksum for the manifest.
+//! Every product — inline, crossline, depth slice or ROI, or a complex-trace attribute of one — is one box of
+//! the image grid. The engines only ever see the boxes ([`ImageRequest`]); this module names them, and
+//! writes each one as PNG and/or sub-volume files through temporary names, recording a checksum for the
+//! manifest. Pictures that share a clip with others of the run (`output.render.clip = "kind"` or `"job"`)
+//! are drawn once all of them are in; the run's `index.html` is written last, beside them.
 //!
 //! Where the image holds nothing the data can support, every product of every engine holds zeros, in every
 //! format ([`deliverable`]): on traces missing from the input (which the pictures draw as no data, and
@@ -16,35 +18,93 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use crate::attributes::{Attribute, AttributeOutput};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::imaging::{ImageRequest, ImagingParams, ProductSink};
-use crate::io::output::{commit_together_replacing, FileDigest, Replaced, SealedOutput};
+use crate::io::output::{commit_together_replacing, write_sealed, FileDigest, Replaced, SealedOutput};
 use crate::io::VolumeSink;
-use crate::job::{OutputConfig, VolumeFormat};
+use crate::job::{Job, OutputConfig, VolumeFormat};
 use crate::progress::Progress;
-use crate::render::{self, RenderOptions, SliceData};
+use crate::render::page::{index_html, Page, PageEntry};
+use crate::render::{self, ClipScope, PictureInfo, Provenance, Quantity, RenderOptions, SliceData};
+use crate::velocity::VelocitySpec;
 use crate::volume::{Geometry, IndexBox, LineAxis, SampleAxis, Volume};
 
 /// What a product is, in the user's terms.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ProductKind {
-    Inline { iline: i64 },
-    Crossline { xline: i64 },
-    DepthSlice { depth_m: f64 },
-    Roi { name: String },
+    Inline {
+        iline: i64,
+    },
+    Crossline {
+        xline: i64,
+    },
+    DepthSlice {
+        depth_m: f64,
+    },
+    Roi {
+        name: String,
+    },
+    /// The run's page, `index.html`.
+    Index,
+}
+
+impl ProductKind {
+    /// The kind in words, for the pictures' notes: `inline`, `crossline`, `depth slice`, `ROI`.
+    fn noun(&self) -> &'static str {
+        match self {
+            ProductKind::Inline { .. } => "inline",
+            ProductKind::Crossline { .. } => "crossline",
+            ProductKind::DepthSlice { .. } => "depth slice",
+            ProductKind::Roi { .. } => "ROI",
+            ProductKind::Index => "page",
+        }
+    }
 }
 
 /// One requested product: its box of the image and how to write it.
 #[derive(Clone, Debug)]
 pub struct ProductSpec {
     pub kind: ProductKind,
-    /// File stem, e.g. `inline_121`.
+    /// The complex-trace attribute this product is, of the box; `None`: the image itself.
+    pub attribute: Option<AttributeOutput>,
+    /// File stem, e.g. `inline_121` or `inline_121_envelope`.
     pub stem: String,
+    /// The box the engine computes.
     pub region: IndexBox,
     pub formats: Vec<VolumeFormat>,
     pub png: bool,
+}
+
+impl ProductSpec {
+    /// The box the product's files hold: the region, or the levels an attribute keeps of it.
+    pub fn output_region(&self) -> IndexBox {
+        match &self.attribute {
+            Some(a) => IndexBox {
+                s: self.region.s.start + a.keep.start..self.region.s.start + a.keep.end,
+                ..self.region.clone()
+            },
+            None => self.region.clone(),
+        }
+    }
+
+    /// The product in words: `Inline 120`, `Depth 150 m, envelope`.
+    pub fn label(&self) -> String {
+        match &self.attribute {
+            Some(a) => format!("{}, {}", title(&self.kind), a.attribute.title()),
+            None => title(&self.kind),
+        }
+    }
+
+    /// What its values are.
+    fn quantity(&self) -> Quantity {
+        match &self.attribute {
+            Some(a) => a.attribute.quantity("m"),
+            None => Quantity::amplitude(),
+        }
+    }
 }
 
 /// The products of `output` on the image grid `image` (depth domain, as `imaging` sets it), in a stable
@@ -60,8 +120,14 @@ pub fn plan_products(
     let all = image.full_box();
     let mut specs = Vec::new();
     let mut warnings = Vec::new();
-    let slice =
-        |kind, stem, region| ProductSpec { kind, stem, region, formats: output.slice_formats.clone(), png: output.png };
+    let slice = |kind, stem, region| ProductSpec {
+        kind,
+        attribute: None,
+        stem,
+        region,
+        formats: output.slice_formats.clone(),
+        png: output.png,
+    };
     let at = |key: String| move |e: Error| Error::at_key(key, e.to_string());
     for (n, &il) in output.inlines.iter().enumerate() {
         let i = image.iline_index(il).map_err(at(format!("output.inlines.{n}")))?;
@@ -112,19 +178,21 @@ pub fn plan_products(
         };
         specs.push(ProductSpec {
             kind: ProductKind::Roi { name: r.name.clone() },
+            attribute: None,
             stem: format!("roi_{}", r.name),
             region,
             formats: r.formats.clone(),
             png: false,
         });
     }
+    specs.extend(attribute_products(output, image, &specs));
     let mut stems = std::collections::HashSet::new();
     if let Some(dup) = specs.iter().find(|s| !stems.insert(s.stem.clone())) {
         let key = match dup.kind {
             ProductKind::Inline { .. } => "output.inlines",
             ProductKind::Crossline { .. } => "output.crosslines",
             ProductKind::DepthSlice { .. } => "output.depth_slices",
-            ProductKind::Roi { .. } => "output.roi",
+            ProductKind::Roi { .. } | ProductKind::Index => "output.roi",
         };
         return Err(Error::at_key(key, format!("the product {} is requested twice", dup.stem)));
     }
@@ -256,9 +324,50 @@ pub fn deliverable<'a>(values: &'a [f32], product: &Geometry, reach: Option<f64>
     Cow::Owned(out)
 }
 
-/// The boxes the engines must compute.
+/// The attribute products of the slices and regions of `specs`: each attribute of `output.attributes` of
+/// every slice, each of `attributes` of every region. A section's attribute is computed over the section;
+/// a depth slice's over `output.attribute_window_m` above and below it, of which the slice is kept.
+fn attribute_products(output: &OutputConfig, image: &Geometry, specs: &[ProductSpec]) -> Vec<ProductSpec> {
+    let nz = image.samples.len;
+    let dz = image.samples.step;
+    let half = (output.attribute_window_m / dz).round() as usize;
+    let mut out = Vec::new();
+    for spec in specs {
+        let attributes: &[Attribute] = match &spec.kind {
+            ProductKind::Roi { name } => {
+                output.roi.iter().find(|r| &r.name == name).map_or(&[][..], |r| &r.attributes[..])
+            }
+            _ => &output.attributes,
+        };
+        for &attribute in attributes {
+            let (region, keep) = match spec.kind {
+                ProductKind::DepthSlice { .. } => {
+                    let k = spec.region.s.start;
+                    let s = k.saturating_sub(half)..(k + half + 1).min(nz);
+                    let keep = k - s.start..k - s.start + 1;
+                    (IndexBox { s, ..spec.region.clone() }, keep)
+                }
+                _ => (spec.region.clone(), 0..spec.region.s.len()),
+            };
+            out.push(ProductSpec {
+                kind: spec.kind.clone(),
+                attribute: Some(AttributeOutput { attribute, keep, frequency_scale: 1000.0 / dz }),
+                stem: format!("{}_{}", spec.stem, attribute.name()),
+                region,
+                formats: spec.formats.clone(),
+                png: spec.png,
+            });
+        }
+    }
+    out
+}
+
+/// The boxes the engines must compute, with the attribute each hands over.
 pub fn request(specs: &[ProductSpec]) -> ImageRequest {
-    ImageRequest { boxes: specs.iter().map(|s| s.region.clone()).collect() }
+    ImageRequest {
+        boxes: specs.iter().map(|s| s.region.clone()).collect(),
+        attributes: specs.iter().map(|s| s.attribute.clone()).collect(),
+    }
 }
 
 /// Bytes the products will take on disk at most, about (for the free-space check before the migration):
@@ -272,7 +381,7 @@ pub fn estimated_bytes(specs: &[ProductSpec], render: &RenderOptions) -> u64 {
     specs
         .iter()
         .map(|s| {
-            let values = s.region.len() as u64;
+            let values = s.output_region().len() as u64;
             let files = s.formats.len() as u64 * (4 * values + FILE_HEADERS);
             let png = if s.png { 3 * values.max(min_area).min(render.max_pixels) + PNG_EXTRAS } else { 0 };
             files + png
@@ -295,8 +404,12 @@ pub struct ProductFile {
 pub struct ProductRecord {
     #[serde(flatten)]
     pub kind: ProductKind,
-    /// Axes of the product as written.
-    pub axes: ProductAxes,
+    /// The complex-trace attribute the product is, if it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attribute: Option<Attribute>,
+    /// Axes of the product as written (none for the page).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub axes: Option<ProductAxes>,
     pub files: Vec<ProductFile>,
 }
 
@@ -313,9 +426,66 @@ const WRITE_BLOCK_VALUES: usize = 4 << 20;
 /// A product written under temporary names and measured: [`commit_products`] puts it in place.
 pub struct WrittenProduct {
     kind: ProductKind,
-    axes: ProductAxes,
+    attribute: Option<Attribute>,
+    axes: Option<ProductAxes>,
     /// Its files with their formats, in the manifest's order.
     files: Vec<(SealedOutput, &'static str)>,
+    /// Its picture, when it waits for the clip it shares with other pictures of the run.
+    pending: Option<PendingPicture>,
+}
+
+/// A picture to draw once the clip of its group is known.
+struct PendingPicture {
+    path: PathBuf,
+    slice: SliceData,
+    info: PictureInfo,
+    /// The pictures that share its clip: its kind (for `clip = "kind"`) and its quantity.
+    group: (Option<&'static str>, String),
+}
+
+/// What the run's pictures and page say about the run.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    /// Written in every picture's footer.
+    pub provenance: Provenance,
+    /// The page's heading (the job file's name) and the job as run, as TOML; `None`: no `index.html`.
+    pub page: Option<(String, String)>,
+}
+
+impl RunReport {
+    /// The report of `job`, run now.
+    pub fn of(job: &Job) -> Self {
+        let c = &job.config;
+        let provenance = Provenance {
+            method: Some(c.imaging.method.name().to_string()),
+            velocity: Some(velocity_summary(&c.velocity)),
+            dz_m: Some(c.imaging.dz),
+            fmax_hz: Some(c.imaging.fmax),
+            ..Provenance::now(&c.input.path)
+        };
+        let name = job.source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let page = c.output.index.then(|| (name, job.to_toml()));
+        RunReport { provenance, page }
+    }
+}
+
+/// The velocity of a job in a few words.
+fn velocity_summary(v: &VelocitySpec) -> String {
+    let n = |x: f64| format!("{}", (x * 10.0).round() / 10.0);
+    match v {
+        VelocitySpec::Constant { velocity } => format!("v {} m/s", n(*velocity)),
+        VelocitySpec::Table { velocities, .. } => {
+            let lo = velocities.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = velocities.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!("v(z) {}-{} m/s", n(lo), n(hi))
+        }
+        VelocitySpec::File { path, .. } => {
+            format!(
+                "v(x, y, z) from {}",
+                path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
+            )
+        }
+    }
 }
 
 /// Where a run's products go and how they are drawn: what writing any of them needs besides its spec and
@@ -333,12 +503,17 @@ pub struct ProductTarget<'a> {
     pub reach: Option<f64>,
     /// The run's stop request, honoured between the steps of writing.
     pub cancel: CancelToken,
+    /// What the pictures and the page say about the run.
+    pub report: RunReport,
 }
 
 /// Write one product into the target's folder under temporary names: PNG for slices, and its sub-volume
 /// formats.
 pub fn write_product(target: &ProductTarget, spec: &ProductSpec, data: &[f32]) -> Result<WrittenProduct> {
-    OpenProduct::create(target.dir, spec, target.image)?.write(data, target)
+    let mut written = [OpenProduct::create(target.dir, spec, target.image)?.write(data, target)?];
+    draw_shared_pictures(&mut written, target)?;
+    let [written] = written;
+    Ok(written)
 }
 
 /// A product whose sub-volume files are created (headers and labels written, under temporary names) and
@@ -353,7 +528,7 @@ pub struct OpenProduct {
 
 impl OpenProduct {
     pub fn create(dir: &Path, spec: &ProductSpec, image: &Geometry) -> Result<Self> {
-        let geometry = image.subset(&spec.region);
+        let geometry = image.subset(&spec.output_region());
         let mut sinks = Vec::with_capacity(spec.formats.len());
         for f in &spec.formats {
             let t = std::time::Instant::now();
@@ -380,17 +555,31 @@ impl OpenProduct {
         let data = &*deliverable(data, &g, target.reach);
         let cancel = &target.cancel;
         let mut files = Vec::new();
+        let mut pending = None;
         if spec.png {
             cancel.check()?;
             let path = dir.join(format!("{}.png", spec.stem));
             let slice = slice_of(&spec.kind, Volume { geometry: g.clone(), data: data.to_vec() }, target.bin_size)?;
-            let mut opts = target.render.clone();
-            if opts.title.is_none() {
-                opts.title = Some(title(&spec.kind));
+            let info = PictureInfo {
+                product: spec.label(),
+                quantity: spec.quantity(),
+                provenance: Some(target.report.provenance.clone()),
+                clip: None,
+                map: slice.map.clone(),
+            };
+            match target.render.clip.scope() {
+                Some(ClipScope::Kind) | Some(ClipScope::Job) => {
+                    let kind = (target.render.clip.scope() == Some(ClipScope::Kind)).then(|| spec.kind.noun());
+                    let group = (kind, info.quantity.name.clone());
+                    pending = Some(PendingPicture { path, slice, info, group });
+                }
+                _ => {
+                    let [sidecar, png] =
+                        render::render_png_sealed(&path, &slice.as_slice(), target.render, &info)?.files;
+                    files.push((png, "png"));
+                    files.push((sidecar, "json"));
+                }
             }
-            let [sidecar, png] = render::render_png_sealed(&path, &slice.as_slice(), &opts)?.files;
-            files.push((png, "png"));
-            files.push((sidecar, "json"));
         }
         for (f, mut sink) in sinks {
             let mut steps = crate::stats::Stages::default();
@@ -409,8 +598,10 @@ impl OpenProduct {
         }
         Ok(WrittenProduct {
             kind: spec.kind,
-            axes: ProductAxes { iline: g.ilines, xline: g.xlines, depth: g.samples },
+            attribute: spec.attribute.map(|a| a.attribute),
+            axes: Some(ProductAxes { iline: g.ilines, xline: g.xlines, depth: g.samples }),
             files,
+            pending,
         })
     }
 }
@@ -492,7 +683,7 @@ impl<'r, 's> ProductWriter<'r, 's> {
             progress.advance(1);
         }
         progress.finish();
-        let products = written
+        let mut products = written
             .into_iter()
             .zip(specs)
             .map(|(w, spec)| {
@@ -500,9 +691,116 @@ impl<'r, 's> ProductWriter<'r, 's> {
                     Err(Error::Internal(format!("the engine did not hand over the product {}", spec.stem)))
                 })
             })
-            .collect::<Result<_>>()?;
+            .collect::<Result<Vec<_>>>()?;
+        let target = self.target;
+        draw_shared_pictures(&mut products, target)?;
+        if let Some((title, job)) = &target.report.page {
+            target.cancel.check()?;
+            products.push(index_page(&products, specs, target, title, job)?);
+        }
         Ok(Written { products, after_migration: t.elapsed() })
     }
+}
+
+/// Draw the pictures that wait for a shared clip: each group's clip is the percentile over the values of
+/// all its pictures, then they are drawn side by side.
+fn draw_shared_pictures(products: &mut [WrittenProduct], target: &ProductTarget) -> Result<()> {
+    use rayon::prelude::*;
+    let opts = target.render;
+    // Each group of pictures (see `PendingPicture::group`) with the products that hold them.
+    type Group = (Option<&'static str>, String);
+    let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
+    for (i, p) in products.iter().enumerate() {
+        if let Some(pending) = &p.pending {
+            match groups.iter_mut().find(|(g, _)| *g == pending.group) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((pending.group.clone(), vec![i])),
+            }
+        }
+    }
+    let mut clips = vec![None; products.len()];
+    for ((kind, quantity), members) in &groups {
+        target.cancel.check()?;
+        let pending: Vec<&PendingPicture> = members.iter().filter_map(|&i| products[i].pending.as_ref()).collect();
+        let values: Vec<std::borrow::Cow<[f32]>> =
+            pending.iter().map(|p| render::display_values(&p.slice.as_slice(), &p.info.quantity, opts)).collect();
+        let parts: Vec<&[f32]> = values.iter().map(|v| v.as_ref()).collect();
+        let n = members.len();
+        let (scope, over) = match kind {
+            Some(kind) if n == 1 => (ClipScope::Kind, format!("in the only {kind} picture of {quantity} of this run")),
+            Some(kind) => (ClipScope::Kind, format!("over the {n} {kind} pictures of {quantity} of this run")),
+            None if n == 1 => (ClipScope::Job, format!("in the only picture of {quantity} of this run")),
+            None => (ClipScope::Job, format!("over all {n} pictures of {quantity} of this run")),
+        };
+        let clip = render::decide_clip(&parts, &pending[0].info.quantity, opts, scope, &over);
+        for &i in members {
+            clips[i] = Some(clip.clone());
+        }
+    }
+    let drawn: Vec<(usize, Result<render::SealedImage>)> = products
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.pending.as_ref().map(|pending| (i, pending)))
+        .map(|(i, pending)| {
+            let info = PictureInfo { clip: clips[i].clone(), ..pending.info.clone() };
+            let drawn = target
+                .cancel
+                .check()
+                .and_then(|()| render::render_png_sealed(&pending.path, &pending.slice.as_slice(), opts, &info));
+            (i, drawn)
+        })
+        .collect();
+    for (i, image) in drawn {
+        let [sidecar, png] = image?.files;
+        let p = &mut products[i];
+        p.pending = None;
+        p.files.insert(0, (sidecar, "json"));
+        p.files.insert(0, (png, "png"));
+    }
+    Ok(())
+}
+
+/// The run's `index.html`, as a product of its own.
+fn index_page(
+    products: &[WrittenProduct],
+    specs: &[ProductSpec],
+    target: &ProductTarget,
+    title: &str,
+    job: &str,
+) -> Result<WrittenProduct> {
+    let name =
+        |f: &SealedOutput| f.final_path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let entries = products
+        .iter()
+        .zip(specs)
+        .map(|(p, spec)| PageEntry {
+            label: spec.label(),
+            picture: p.files.iter().find(|(_, format)| *format == "png").map(|(f, _)| name(f)),
+            files: p
+                .files
+                .iter()
+                .filter(|(_, format)| *format != "png")
+                .map(|(f, format)| (format.to_string(), name(f), f.digest().bytes))
+                .collect(),
+        })
+        .collect();
+    let p = &target.report.provenance;
+    let mut facts = vec![("input".to_string(), p.input.clone())];
+    facts.extend(p.method.clone().map(|m| ("method".to_string(), m)));
+    facts.extend(p.velocity.clone().map(|v| ("velocity".to_string(), v)));
+    facts.extend(p.dz_m.map(|d| ("depth step".to_string(), format!("{d} m"))));
+    facts.extend(p.fmax_hz.map(|f| ("highest frequency".to_string(), format!("{f} Hz"))));
+    facts.push(("run".to_string(), format!("{}, {}", p.software, p.date)));
+    let page =
+        Page { title: title.to_string(), facts, job: job.to_string(), entries, manifest: "manifest.json".into() };
+    let file = write_sealed(target.dir.join("index.html"), index_html(&page).as_bytes())?;
+    Ok(WrittenProduct {
+        kind: ProductKind::Index,
+        attribute: None,
+        axes: None,
+        files: vec![(file, "html")],
+        pending: None,
+    })
 }
 
 impl ProductSink for ProductWriter<'_, '_> {
@@ -556,11 +854,11 @@ pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecor
         let mut files: Vec<_> =
             w.files.into_iter().enumerate().map(|(i, (file, format))| ((p, i, format), file)).collect();
         files.sort_by_key(|((.., format), _)| *format != "json");
-        heads.push((w.kind, w.axes, files.len()));
+        heads.push((w.kind, w.attribute, w.axes, files.len()));
         order.extend(files);
     }
     let (places, sealed): (Vec<_>, Vec<_>) = order.into_iter().unzip();
-    let mut files: Vec<Vec<Option<ProductFile>>> = heads.iter().map(|&(.., n)| vec![None; n]).collect();
+    let mut files: Vec<Vec<Option<ProductFile>>> = heads.iter().map(|(.., n)| vec![None; *n]).collect();
     let (done, replaced) = commit_together_replacing(sealed)?;
     for ((p, i, format), (path, digest)) in places.into_iter().zip(done) {
         files[p][i] = Some(file_record(&path, digest, format));
@@ -568,7 +866,12 @@ pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecor
     let records = heads
         .into_iter()
         .zip(files)
-        .map(|((kind, axes, _), files)| ProductRecord { kind, axes, files: files.into_iter().flatten().collect() })
+        .map(|((kind, attribute, axes, _), files)| ProductRecord {
+            kind,
+            attribute,
+            axes,
+            files: files.into_iter().flatten().collect(),
+        })
         .collect();
     Ok((records, replaced))
 }
@@ -579,6 +882,7 @@ fn title(kind: &ProductKind) -> String {
         ProductKind::Crossline { xline } => format!("Crossline {xline}"),
         ProductKind::DepthSlice { depth_m } => format!("Depth {depth_m} m"),
         ProductKind::Roi { name } => format!("ROI {name}"),
+        ProductKind::Index => "Index".into(),
     }
 }
 
@@ -639,6 +943,7 @@ mod tests {
         let region = IndexBox { il: 0..1, xl: 0..30, s: 0..200 }; // 6000 values
         let spec = |formats: Vec<VolumeFormat>, png| ProductSpec {
             kind: ProductKind::Inline { iline: 1 },
+            attribute: None,
             stem: "inline_1".into(),
             region: region.clone(),
             formats,

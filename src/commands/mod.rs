@@ -6,6 +6,7 @@ mod devices;
 mod headers;
 mod info;
 mod job;
+mod plot;
 mod synth;
 
 use std::time::Duration;
@@ -22,6 +23,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Run(a) => job::run(a, reporting),
         Command::Validate(a) => job::validate(a),
         Command::PrintConfig(a) => job::print_config(a),
+        Command::Plot(a) => plot::run(a),
         Command::Synth(a) => synth::run(a, reporting),
         Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a, reporting),

@@ -1,6 +1,7 @@
 //! The CUDA backend: cudarc with dynamic loading, so the binary builds and runs where no CUDA exists and
 //! only this module ever touches the driver, NVRTC or cuFFT — always after [`probe`] said they are there.
 
+mod attributes;
 pub mod device;
 pub mod engine;
 pub mod fft;

@@ -12,12 +12,15 @@ use super::delivery::{Completion, ProductSink};
 use super::request::ImageRequest;
 use super::spectrum::Fft2;
 use super::Plan;
+use crate::attributes::AttributeOutput;
 use crate::error::Result;
 use crate::volume::IndexBox;
 
 /// The requested boxes being filled, level by level; each goes to the sink once its last level is in.
 pub struct ImageAssembly<'s> {
     boxes: Vec<IndexBox>,
+    /// Per box, the attribute handed over instead of its values.
+    attributes: Vec<Option<AttributeOutput>>,
     /// Row length of the padded plane.
     plane_cols: usize,
     out: Vec<Vec<f32>>,
@@ -29,6 +32,7 @@ impl<'s> ImageAssembly<'s> {
     pub fn new(request: &ImageRequest, plan: &Plan, sink: &'s dyn ProductSink) -> Self {
         ImageAssembly {
             boxes: request.boxes.clone(),
+            attributes: (0..request.boxes.len()).map(|i| request.attribute(i).cloned()).collect(),
             plane_cols: plan.padded[1],
             out: request.boxes.iter().map(|b| vec![0.0; b.len()]).collect(),
             completion: Completion::new(request),
@@ -61,7 +65,13 @@ impl<'s> ImageAssembly<'s> {
             }
         }
         for i in self.completion.imaged(&[level]) {
-            self.sink.complete(i, std::mem::take(&mut self.out[i]));
+            let values = std::mem::take(&mut self.out[i]);
+            // A box with an attribute hands the attribute over, computed here where the image is.
+            let values = match &self.attributes[i] {
+                Some(a) => crate::attributes::compute(&values, self.boxes[i].s.len(), a),
+                None => values,
+            };
+            self.sink.complete(i, values);
         }
     }
 

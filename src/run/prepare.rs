@@ -123,6 +123,7 @@ impl Prepared {
             render: &output.render,
             reach: self.plan.reach,
             cancel,
+            report: products::RunReport::of(&self.job),
         }
     }
 

@@ -9,6 +9,7 @@
 //! Positions are in metres on the survey grid: trace `(il, xl)` (0-based indices) sits at
 //! `x = il · bin[0]`, `y = xl · bin[1]`, and the first sample is at time 0.
 
+pub mod folded;
 pub mod raytrace;
 
 use rayon::prelude::*;

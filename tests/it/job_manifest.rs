@@ -103,7 +103,10 @@ fn the_manifest_records_the_run_and_vouches_for_every_product() {
         (json!({"kind": "depth-slice", "depth_m": 120.0}), [line(1, 20), line(1, 16), depth(120.0, 1)]),
         (json!({"kind": "roi", "name": "box"}), [line(3, 5), line(2, 3), depth(100.0, 11)]),
     ];
-    assert_eq!(products.len(), expect.len());
+    // The products, then the run's page.
+    assert_eq!(products.len(), expect.len() + 1);
+    assert_eq!(products[expect.len()]["kind"], "index");
+    assert_eq!(products[expect.len()]["files"][0]["path"], "index.html");
     for (p, (kind, [il, xl, z])) in products.iter().zip(expect) {
         for (k, v) in kind.as_object().unwrap() {
             assert_eq!(&p[k], v, "{p}");

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::buffers::RunBuffers;
 use crate::error::{Error, Result};
+use crate::gpu::attributes::DeviceAttributes;
 use crate::gpu::device::{check, Gpu};
 use crate::gpu::launch::Launcher;
 use crate::gpu::timer::DeviceTimer;
@@ -30,11 +31,15 @@ pub(super) struct Handover<'a> {
     timer: DeviceTimer<'a>,
     /// Bytes of the copies handed over.
     bytes: Cell<u64>,
+    /// The attributes some boxes hand over instead of their values.
+    attributes: DeviceAttributes,
 }
 
 /// A product's copy to its pinned buffer, queued on the copy-out stream.
 struct ProductCopy {
     index: usize,
+    /// Values copied.
+    len: usize,
     /// Recorded after the copy.
     copied: CudaEvent,
 }
@@ -55,6 +60,7 @@ impl<'a> Handover<'a> {
             host: RefCell::new(HostMemory::NotYet),
             timer: DeviceTimer::new(gpu),
             bytes: Cell::new(0),
+            attributes: DeviceAttributes::new(request),
         }
     }
 
@@ -73,16 +79,18 @@ impl Handover<'_> {
     /// Queue the copy of product `i`, finished by the work queued so far on the compute stream, to its pinned
     /// buffer.
     pub(super) fn start_copy(&self, dev: &Launcher, buffers: &RunBuffers, i: usize) -> Result<()> {
+        let product = &buffers.products[i];
+        // A box with an attribute: the attribute, computed on the device over the start of the box's buffer.
+        let len = self.attributes.apply(dev, i, product)?;
         let ready = dev.gpu.sync_event()?;
         dev.record(&ready, &dev.compute)?;
         dev.wait(&dev.copy_out, &ready)?;
-        let product = &buffers.products[i];
         self.timer.time("d2h", &dev.copy_out, || {
-            product.download_async(0, &mut buffers.products_host.borrow_mut()[i], product.len(), &dev.copy_out)
+            product.download_async(0, &mut buffers.products_host.borrow_mut()[i], len, &dev.copy_out)
         })?;
         let copied = dev.gpu.sync_event()?;
         dev.record(&copied, &dev.copy_out)?;
-        self.copies.borrow_mut().push(ProductCopy { index: i, copied });
+        self.copies.borrow_mut().push(ProductCopy { index: i, len, copied });
         Ok(())
     }
 
@@ -97,7 +105,7 @@ impl Handover<'_> {
                 }
             };
             check("waiting for a product's copy", next.copied.synchronize())?;
-            let len = buffers.products[next.index].len();
+            let len = next.len;
             self.bytes.set(self.bytes.get() + (len * 4) as u64);
             let mut host = self.host_buffer(next.index, len)?;
             // The product leaves the pinned buffer in parallel pieces.
