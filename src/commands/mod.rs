@@ -5,6 +5,7 @@ mod convert;
 mod devices;
 mod info;
 mod job;
+mod reduce;
 mod synth;
 
 use std::time::Duration;
@@ -19,6 +20,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Info(a) => info::run(a, reporting),
         Command::Convert(a) => convert::run(a, reporting),
         Command::Run(a) => job::run(a, reporting),
+        Command::Reduce(a) => reduce::run(a, reporting),
         Command::Validate(a) => job::validate(a),
         Command::PrintConfig(a) => job::print_config(a),
         Command::Synth(a) => synth::run(a, reporting),

@@ -19,17 +19,21 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<(Box<dyn Engine + Se
     let compute = &job.config.compute;
     let threads = (compute.threads > 0).then_some(compute.threads);
     let cpu = |why: String| -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
-        let engine = CpuEngine::new(threads)?;
+        let mut engine = CpuEngine::new(threads)?;
+        engine.set_store(compute.store_settings());
         let detail = format!("{} threads{why}", engine.threads());
         Ok((Box::new(engine), BackendChoice { kind: "cpu", detail }))
     };
     match backend {
         Backend::Cpu => cpu(String::new()),
         // A scheduler sees exit code 1: the job is right, this machine cannot run it (see docs/cluster.md).
-        Backend::Cuda => crate::gpu::engine_for(compute)
-            .map_err(|why| Error::Backend(format!("the cuda backend was asked for but cannot run here: {why}"))),
+        Backend::Cuda => crate::gpu::engine_for_job(job).map_err(|why| match why {
+            // A stop, or another rank's failure, keeps its own exit code.
+            e @ (Error::Interrupted(_) | Error::Peer { .. }) => e,
+            why => Error::Backend(format!("the cuda backend was asked for but cannot run here: {why}")),
+        }),
         Backend::Auto => {
-            crate::gpu::engine_for(compute).or_else(|why| cpu(format!("; no usable GPU, so the CPU: {why}")))
+            crate::gpu::engine_for_job(job).or_else(|why| cpu(format!("; no usable GPU, so the CPU: {why}")))
         }
     }
 }
@@ -92,6 +96,11 @@ pub struct ReadyEngine {
 }
 
 impl ReadyEngine {
+    /// An engine made elsewhere (the sum of a job's shards, see `seisimage reduce`).
+    pub fn new(engine: Box<dyn Engine + Send>, choice: BackendChoice) -> Self {
+        ReadyEngine { engine, choice, setup: None }
+    }
+
     /// Migrate `m`, handing each product to `sink` as it is finished (see [`Engine::migrate_into`]).
     pub fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
         self.engine.migrate_into(m, ctx, sink)
@@ -145,6 +154,8 @@ pub struct EngineKey {
     device: usize,
     fast_math: bool,
     device_memory_gb: Option<f64>,
+    host_memory_gb: Option<f64>,
+    scratch_dir: Option<std::path::PathBuf>,
 }
 
 impl EngineKey {
@@ -156,6 +167,8 @@ impl EngineKey {
             device: c.device,
             fast_math: c.fast_math,
             device_memory_gb: c.device_memory_gb,
+            host_memory_gb: c.host_memory_gb,
+            scratch_dir: c.scratch_dir.clone(),
         }
     }
 }
