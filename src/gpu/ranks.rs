@@ -62,6 +62,13 @@ impl RankEngine {
         gpu.set_ranks(env.world);
         let timeout = Duration::from_secs_f64(compute.rank_timeout_s);
         let cancel = CancelToken::process().clone();
+        tracing::info!(
+            "rank {} of {} ({}) on device {ordinal}: waiting for the other ranks (at most {} s)",
+            env.rank,
+            env.world,
+            env.launcher,
+            compute.rank_timeout_s
+        );
         let id = share_id(&env, &dir, timeout, &cancel, || nccl.unique_id())?;
         let watch = Watch { cancel, dir: dir.clone(), rank: env.rank };
         let comm = Comm::new(nccl, id, env.rank, env.world, timeout, watch)?;

@@ -60,6 +60,9 @@ impl Exchange<'_> {
     }
 }
 
+/// Bytes of a complex value: the exchange counts bytes.
+const CPX_BYTES: usize = std::mem::size_of::<Cpx>();
+
 /// Events that order the steps of a chunk's way into a store.
 struct Spill {
     /// The last spill out of the staging (or receive) buffers is done: they may be written again.
@@ -220,7 +223,7 @@ impl Run<'_> {
             let traces = il.len() * nx;
             for (q, share) in x.shares.iter().enumerate() {
                 if !share.is_empty() {
-                    sends.push((q, send.ptr_at(share.start * traces), share.len() * traces));
+                    sends.push((q, send.ptr_at(share.start * traces), share.len() * traces * CPX_BYTES));
                 }
             }
         }
@@ -231,7 +234,7 @@ impl Run<'_> {
         for p in 0..x.comm.world() {
             if let (Some(their), false) = (x.chunk(p, round, inlines), mine.is_empty()) {
                 let ptr = recv.ptr_at(p * block);
-                recvs.push((p, ptr, their.len() * nx * mine.len()));
+                recvs.push((p, ptr, their.len() * nx * mine.len() * CPX_BYTES));
                 placed.push((ptr, their));
             }
         }
