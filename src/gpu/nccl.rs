@@ -289,7 +289,12 @@ impl Comm {
             };
             if let Err(e) = result {
                 self.abort();
-                return Err(e);
+                // A rank that failed leaves its note before its connections close: its own error says more
+                // than NCCL's view of the closed connection.
+                return Err(match e {
+                    Error::Backend(_) => self.watch.check().err().unwrap_or(e),
+                    e => e,
+                });
             }
             std::thread::sleep(POLL);
         }

@@ -137,7 +137,10 @@ impl RankEngine {
             other => other?,
         }
         // The record of this rank's part, for rank 0's manifest.
-        let record = part_record(rank, &plan, &self.detail, started.elapsed().as_secs_f64(), &ctx.stats);
+        // Its migration: from the ingest to its products, the waits on the other ranks' reads included,
+        // not the sum on rank 0.
+        let seconds = ctx.stats.seconds("ingest+compute").unwrap_or_else(|| started.elapsed().as_secs_f64());
+        let record = part_record(rank, &plan, &self.detail, seconds, &ctx.stats);
         let bytes =
             serde_json::to_vec(&record).map_err(|e| Error::Internal(format!("encoding a rank's record: {e}")))?;
         let dev = self.gpu.launcher();

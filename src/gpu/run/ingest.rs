@@ -44,20 +44,29 @@ pub(crate) struct Exchange<'c> {
 impl Exchange<'_> {
     /// The chunk of inlines rank `p` reads in round `round`, if any: its slab in pieces of `inlines`.
     fn chunk(&self, p: usize, round: usize, inlines: usize) -> Option<Range<usize>> {
-        let slab = &self.slabs[p];
-        let start = slab.start + round * inlines;
-        (start < slab.end).then(|| start..(start + inlines).min(slab.end))
+        slab_chunk(&self.slabs[p], round, inlines)
     }
 
     /// Rounds of the exchange: the most chunks a rank's slab has.
     fn rounds(&self, inlines: usize) -> usize {
-        self.slabs.iter().map(|s| s.len().div_ceil(inlines)).max().unwrap_or(0)
+        rounds(&self.slabs, inlines)
     }
 
     /// The slabs of `ni` inlines for `world` ranks.
     pub(crate) fn slabs_for(ni: usize, world: usize) -> Vec<Range<usize>> {
         split_even(ni, world)
     }
+}
+
+/// Round `round`'s piece of `slab` in pieces of `inlines`, if the slab has one.
+fn slab_chunk(slab: &Range<usize>, round: usize, inlines: usize) -> Option<Range<usize>> {
+    let start = slab.start + round * inlines;
+    (start < slab.end).then(|| start..(start + inlines).min(slab.end))
+}
+
+/// The rounds an exchange of `slabs` read in pieces of `inlines` takes: every rank takes part in each.
+fn rounds(slabs: &[Range<usize>], inlines: usize) -> usize {
+    slabs.iter().map(|s| s.len().div_ceil(inlines)).max().unwrap_or(0)
 }
 
 /// Bytes of a complex value: the exchange counts bytes.
@@ -453,4 +462,31 @@ pub(super) fn exchange_buffers(
     world: usize,
 ) -> Result<(DeviceBuffer<Cpx>, DeviceBuffer<Cpx>)> {
     Ok((gpu.alloc::<Cpx>(chunk_traces * frequencies)?, gpu.alloc::<Cpx>(world * chunk_traces * share)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every inline is read by exactly one rank, in one round; every rank knows what every other reads.
+    #[test]
+    fn the_slabs_cover_the_inlines_once_in_rounds_every_rank_agrees_on() {
+        for (ni, world, inlines) in [(100, 3, 16), (7, 4, 3), (3, 8, 5), (64, 2, 64)] {
+            let slabs = Exchange::slabs_for(ni, world);
+            let n = rounds(&slabs, inlines);
+            let mut read = Vec::new();
+            for round in 0..n {
+                for slab in &slabs {
+                    if let Some(c) = slab_chunk(slab, round, inlines) {
+                        assert!(!c.is_empty() && c.len() <= inlines, "{c:?}");
+                        read.extend(c);
+                    }
+                }
+            }
+            read.sort_unstable();
+            assert_eq!(read, (0..ni).collect::<Vec<_>>(), "{ni} inlines, {world} ranks");
+            assert!(slabs.iter().any(|s| slab_chunk(s, n - 1, inlines).is_some()), "no empty last round");
+            assert!(slabs.iter().all(|s| slab_chunk(s, n, inlines).is_none()));
+        }
+    }
 }
