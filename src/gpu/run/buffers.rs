@@ -206,8 +206,9 @@ impl RunBuffers {
         let spectrum = gpu.alloc::<Cpx>(bands.widest().max(1) * nk)?;
         let chunk_spectrum =
             if bands.banded() { Some(gpu.alloc::<Cpx>(chunk_traces * shape.frequencies)?) } else { None };
+        // A rank trades through its chunk with every frequency, and one block of its share per rank.
         let exchange = if ranks > 1 {
-            Some(super::ingest::exchange_buffers(gpu, chunk_traces, nw, shape.frequencies, ranks)?)
+            Some((gpu.alloc::<Cpx>(chunk_traces * nw)?, gpu.alloc::<Cpx>(ranks * chunk_traces * shape.frequencies)?))
         } else {
             None
         };

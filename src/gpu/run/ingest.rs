@@ -22,7 +22,7 @@ use super::state::Run;
 use super::store::{cpx_as_complex, Waiting, WaitingSpectrum};
 use crate::context::RunContext;
 use crate::error::Result;
-use crate::gpu::device::{check, copy_2d, copy_3d, DeviceBuffer, PinnedBuffer, Slabs, Source, Target};
+use crate::gpu::device::{check, copy_2d, copy_3d, PinnedBuffer, Slabs, Source, Target};
 use crate::gpu::launch::Arg;
 use crate::gpu::nccl::Comm;
 use crate::gpu::prelude::{Cpx, BAND_TILE};
@@ -451,17 +451,6 @@ pub(super) struct Packed {
     pub(super) ptr: u64,
     pub(super) first_il: usize,
     pub(super) rows: usize,
-}
-
-/// The buffers a rank trades through: its chunk with every frequency, and one block per rank of its share.
-pub(super) fn exchange_buffers(
-    gpu: &crate::gpu::device::Gpu,
-    chunk_traces: usize,
-    frequencies: usize,
-    share: usize,
-    world: usize,
-) -> Result<(DeviceBuffer<Cpx>, DeviceBuffer<Cpx>)> {
-    Ok((gpu.alloc::<Cpx>(chunk_traces * frequencies)?, gpu.alloc::<Cpx>(world * chunk_traces * share)?))
 }
 
 #[cfg(test)]

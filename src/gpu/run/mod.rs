@@ -10,8 +10,8 @@
 //! levels are cut into the requested boxes ([`Run::gather`]); only those boxes come back, each as soon as
 //! it is finished ([`handover`]). [`naive`] is the plain way the benchmark compares with.
 //!
-//! The modules import downwards only: `buffers`, then `handover`, then `state`, then the steps, then this
-//! file, which the engine calls.
+//! The modules import downwards only: `buffers` and `store`, then `handover`, then `state`, then the steps,
+//! then this file, which the engine calls.
 //!
 //! When the share's spectrum does not fit (see [`super::memory`]), its frequencies go through in bands
 //! ([`crate::imaging::bands`]): the input is read and transformed in time once, the spectrum waits on the
@@ -22,7 +22,7 @@
 
 mod buffers;
 mod handover;
-pub(crate) mod ingest;
+mod ingest;
 mod naive;
 mod phase_shift;
 mod split_step;
