@@ -92,7 +92,8 @@ pub fn host_plan(plan: &Plan, available: u64, limited: bool) -> Result<HostPlan>
             Ok(HostPlan { bands, place: Place::Disk, budget })
         }
         None => refuse(format!(
-            "; in frequency bands, with the spectrum waiting on scratch disk, it would still need {} before the              first frequency ({})",
+            "; in frequency bands, with the spectrum waiting on scratch disk, it would still need {} before the \
+             first frequency ({})",
             gib(fixed.total() + padded),
             fixed.with_first("one frequency", padded).describe()
         )),
@@ -121,7 +122,8 @@ impl Engine for CpuEngine {
             }
             if host.bands.banded() {
                 tracing::info!(
-                    "the spectrum does not fit the host memory at once: {count} frequency bands of up to {}                      frequencies, the spectrum waiting in {} ({})",
+                    "the spectrum does not fit the host memory at once: {count} frequency bands of up to {} \
+                     frequencies, the spectrum waiting in {} ({})",
                     host.bands.widest(),
                     host.place.name(),
                     host.budget.describe()
@@ -163,6 +165,7 @@ mod tests {
     use crate::imaging::formulas::phase_factor;
     use crate::imaging::naive::{dft2, random};
     use crate::imaging::spectrum::Spectrum;
+    use crate::imaging::store::Place;
     use crate::imaging::{image_geometry, ImagingParams};
     use crate::imaging::{ImageRequest, Plan};
     use crate::progress::Silent;
@@ -283,6 +286,33 @@ mod tests {
             planes.push(image(&fields));
         }
         compare(&run(&plan, &request, &v, &s), &planes, &plan);
+    }
+
+    /// The memory plan: at once when it fits; else bands with the spectrum waiting in memory, then on disk;
+    /// else refused with the numbers and the key that limits it. Stolt does not split.
+    #[test]
+    fn the_host_plan_bands_then_spills_then_refuses() {
+        let v = linear_vz();
+        let (plan, _, _) = setup(Method::PhaseShift, &v);
+        let (n, padded) = (plan.frequencies.len() as u64, plan.nk() as u64 * 8);
+        let (fixed, store) = (plan.host_fixed_bytes(), n * plan.input.n_traces() as u64 * 8);
+        let at = |available| host_plan(&plan, available, true);
+        let whole = at(fixed + n * padded).unwrap();
+        assert_eq!((whole.place, whole.bands.ranges.len()), (Place::Whole, 1));
+        let memory = at(fixed + store + padded * 2).unwrap();
+        assert_eq!((memory.place, memory.bands.widest()), (Place::Memory, 2));
+        let disk = at(fixed + padded * 2).unwrap();
+        assert_eq!((disk.place, disk.bands.widest()), (Place::Disk, 2));
+        let e = at(fixed + padded - 1).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let text = e.to_string();
+        assert!(text.starts_with("compute.host_memory_gb: the job needs"), "{text}");
+        assert!(text.contains("it would still need") && text.contains("before the first frequency"), "{text}");
+        let e = host_plan(&plan, fixed + padded - 1, false).unwrap_err();
+        assert_eq!(e.exit_code(), 1, "without a limit of the job's, a machine too small is no mistake in the job");
+        let (stolt, _, _) = setup(Method::Stolt, &VelocityModel::Constant(2000.0));
+        let e = host_plan(&stolt, stolt.host_fixed_bytes() + store + padded * 2, true).unwrap_err().to_string();
+        assert!(e.contains("Stolt needs every frequency"), "{e}");
     }
 
     #[test]

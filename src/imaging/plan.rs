@@ -307,10 +307,12 @@ impl Plan {
         }
         let note = match (self.method, self.frequencies.is_empty()) {
             (Method::Stolt, false) => format!(
-                "share {share}: Stolt needs every frequency of a wavenumber at once, so this share migrates all                  {n} frequencies and the other shares none"
+                "share {share}: Stolt needs every frequency of a wavenumber at once, so this share migrates all \
+                 {n} frequencies and the other shares none"
             ),
             (Method::Stolt, true) => format!(
-                "share {share}: Stolt needs every frequency of a wavenumber at once; share 1/{} migrates them all,                  this one none",
+                "share {share}: Stolt needs every frequency of a wavenumber at once; share 1/{} migrates them all, \
+                 this one none",
                 share.count
             ),
             (_, true) => format!("share {share}: no frequency (more shares than the {n} frequencies)"),
@@ -654,6 +656,40 @@ mod tests {
         let p = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &slice(3, &image)).unwrap();
         assert_eq!(p.band, Band { first: 0, len: 101 }); // 200 samples padded: bins 0..=100
         assert!(p.describe().iter().any(|l| l.contains("clamped to 62.5 Hz")));
+    }
+
+    /// A share of the frequencies is a near-equal range, noted in the plan; Stolt's first share takes
+    /// them all.
+    #[test]
+    fn shares_restrict_the_frequencies_and_say_so() {
+        let g = input(8, 8, 100, 8.0);
+        let v = VelocityModel::Constant(2000.0);
+        let params = ImagingParams { nz: Some(10), fmax: 100.0, ..Default::default() };
+        let image = image_geometry(&g, &params, &v).unwrap();
+        let whole = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &slice(3, &image)).unwrap();
+        let note = |p: &Plan| p.describe().into_iter().find(|l| l.starts_with("note: share")).unwrap_or_default();
+        let mut p = whole.clone();
+        p.restrict_to(Share { index: 1, count: 3 });
+        assert_eq!((p.frequencies.clone(), p.share), (33..67, Share { index: 1, count: 3 }));
+        assert_eq!(note(&p), "note: share 2/3: frequencies 34..67 of 101 (20.62..41.25 Hz)");
+        let stolt = Plan { method: Method::Stolt, ..whole.clone() };
+        let (mut first, mut second) = (stolt.clone(), stolt);
+        first.restrict_to(Share { index: 0, count: 3 });
+        second.restrict_to(Share { index: 1, count: 3 });
+        assert_eq!((first.frequencies.clone(), second.frequencies.clone()), (0..101, 101..101));
+        assert_eq!(
+            note(&first),
+            "note: share 1/3: Stolt needs every frequency of a wavenumber at once, so this share migrates all 101 \
+             frequencies and the other shares none"
+        );
+        assert_eq!(
+            note(&second),
+            "note: share 2/3: Stolt needs every frequency of a wavenumber at once; share 1/3 migrates them all, this \
+             one none"
+        );
+        let mut empty = whole;
+        empty.restrict_to(Share { index: 0, count: 200 });
+        assert!(empty.frequencies.is_empty() && note(&empty).contains("no frequency (more shares than the 101"));
     }
 
     #[test]
