@@ -51,6 +51,8 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Run migration jobs described by TOML files.
     Run(RunArgs),
+    /// Sum the partial products of a job's shares (`run --shard I/N`) and write the products and the manifest.
+    Reduce(ReduceArgs),
     /// Check a job file and the files it names, and print the plan (sizes, band, depth axis, the depth the
     /// record reaches, products, warnings) and its memory against this machine's, without running.
     Validate(JobArgs),
@@ -200,6 +202,35 @@ pub struct RunArgs {
     /// Overrides compute.backend of the job file.
     #[arg(long, value_enum)]
     pub backend: Option<seisimage::job::Backend>,
+    /// Migrate only share I of N of the job's frequencies (I from 1 to N) and write its partial products
+    /// (shard-I-of-N.partial) instead of the products; `seisimage reduce JOB --shards N` sums the shares
+    /// and writes the products and the manifest. The shares can run anywhere, at any time, on the CPU or a
+    /// GPU: a Slurm array of N tasks and a reduce job that depends on it split one survey.
+    #[arg(long, value_name = "I/N", value_parser = parse_share, conflicts_with = "gpus")]
+    pub shard: Option<seisimage::imaging::bands::Share>,
+    /// With --shard: write the partial products into this folder instead of the job's output folder.
+    #[arg(long, value_name = "DIR", requires = "shard")]
+    pub partials: Option<PathBuf>,
+    /// Run the job over several GPUs of this machine: one rank per GPU (`all`, or the first N), each
+    /// migrating a share of the frequencies, the products summed on rank 0. Needs NCCL. On a cluster,
+    /// start the ranks with srun or mpirun instead (see docs/cluster.md).
+    #[arg(long, value_name = "all|N", value_parser = parse_gpus)]
+    pub gpus: Option<seisimage::distributed::launcher::Gpus>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReduceArgs {
+    /// The job file the shares ran (the same file and --set overrides).
+    pub job: PathBuf,
+    /// The number of shares the job was split into (the N of --shard I/N).
+    #[arg(long, value_name = "N")]
+    pub shards: usize,
+    /// The folder holding the partial products (default: the job's output folder).
+    #[arg(long, value_name = "DIR")]
+    pub partials: Option<PathBuf>,
+    /// Override a job value, as for `run` (the shares must have run with the same overrides).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -398,6 +429,14 @@ fn parse_size(s: &str) -> Result<[usize; 3], String> {
         }
     }
     Ok(out)
+}
+
+fn parse_share(s: &str) -> Result<seisimage::imaging::bands::Share, String> {
+    s.parse()
+}
+
+fn parse_gpus(s: &str) -> Result<seisimage::distributed::launcher::Gpus, String> {
+    s.parse()
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {

@@ -180,13 +180,41 @@ pub struct ComputeConfig {
     /// GPU: fast (less accurate) sin/cos/sqrt in the kernels.
     pub fast_math: bool,
     /// GPU: use at most this much device memory (GB), e.g. on a shared card. A job whose spectrum does not
-    /// fit runs in frequency bands (slower: the input is read once per band). Default: what is free.
+    /// fit runs in frequency bands, the spectrum waiting on the host. Default: what is free.
     pub device_memory_gb: Option<f64>,
+    /// Use at most this much host memory (GB) for the spectrum and the work on it; a spectrum that does not
+    /// fit waits for its frequency bands in a cache file in `scratch_dir`. Default: 80 % of what the system
+    /// reports available.
+    pub host_memory_gb: Option<f64>,
+    /// Folder of the spectrum's cache file, on a local disk with room for the spectrum. Default: the
+    /// system's temporary folder (`TMPDIR`, else `/tmp`).
+    pub scratch_dir: Option<PathBuf>,
+    /// Several GPU ranks: how long (s) a rank waits for the others to start and meet (NCCL's set-up).
+    pub rank_timeout_s: f64,
 }
 
 impl Default for ComputeConfig {
     fn default() -> Self {
-        ComputeConfig { backend: Backend::Auto, threads: 0, device: 0, fast_math: false, device_memory_gb: None }
+        ComputeConfig {
+            backend: Backend::Auto,
+            threads: 0,
+            device: 0,
+            fast_math: false,
+            device_memory_gb: None,
+            host_memory_gb: None,
+            scratch_dir: None,
+            rank_timeout_s: 300.0,
+        }
+    }
+}
+
+impl ComputeConfig {
+    /// Where the engine may keep a spectrum that waits for its frequency bands.
+    pub fn store_settings(&self) -> crate::imaging::store::StoreSettings {
+        crate::imaging::store::StoreSettings {
+            host_memory: self.host_memory_gb.map(|gb| (gb * 1e9) as u64),
+            scratch_dir: self.scratch_dir.clone(),
+        }
     }
 }
 
@@ -411,6 +439,9 @@ impl Job {
         if let VelocitySpec::File { path, .. } = &mut c.velocity {
             paths.push(("velocity.path", path));
         }
+        if let Some(path) = &mut c.compute.scratch_dir {
+            paths.push(("compute.scratch_dir", path));
+        }
         for (key, path) in paths {
             if path.as_os_str().is_empty() {
                 return Err(self.origin.error_at(key, "the path is empty"));
@@ -467,6 +498,15 @@ impl Job {
                 "attributes of slices are asked for, but no slice is: set output.inlines, output.crosslines or \
                  output.depth_slices (an [[output.roi]] takes its own `attributes`)",
             ));
+        }
+        if let Some(gb) = self.config.compute.host_memory_gb {
+            if !(gb.is_finite() && gb > 0.0) {
+                return Err(self.error_at("compute.host_memory_gb", format!("must be gigabytes > 0, not {gb}")));
+            }
+        }
+        let timeout = self.config.compute.rank_timeout_s;
+        if !(timeout.is_finite() && timeout > 0.0) {
+            return Err(self.error_at("compute.rank_timeout_s", format!("must be seconds > 0, not {timeout}")));
         }
         if !(o.keep_free_gb.is_finite() && o.keep_free_gb >= 0.0) {
             return Err(self.error_at("output.keep_free_gb", format!("must be gigabytes ≥ 0, not {}", o.keep_free_gb)));

@@ -7,6 +7,7 @@ mod headers;
 mod info;
 mod job;
 mod plot;
+mod reduce;
 mod synth;
 
 use std::time::Duration;
@@ -21,6 +22,7 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Info(a) => info::run(a, reporting),
         Command::Convert(a) => convert::run(a, reporting),
         Command::Run(a) => job::run(a, reporting),
+        Command::Reduce(a) => reduce::run(a, reporting),
         Command::Validate(a) => job::validate(a),
         Command::PrintConfig(a) => job::print_config(a),
         Command::Plot(a) => plot::run(a),

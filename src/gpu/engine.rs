@@ -10,10 +10,11 @@ use super::device::{check, Gpu, PinnedBuffer};
 use super::fft::{self, Layout};
 use super::kernel_cache::KernelCache;
 use super::launch::{load_kernels, Launcher};
-use super::run::{Run, RunBuffers, RunSettings, RunShape, RING};
+use super::run::{Exchange, Finish, Run, RunBuffers, RunSettings, RunShape, RING};
 use super::runtime::DeviceInfo;
 use crate::context::RunContext;
 use crate::error::{Error, Result};
+use crate::imaging::store::StoreSettings;
 use crate::imaging::{Engine, ImageRequest, Migration, Plan, ProductSink};
 use crate::stats::Stages;
 
@@ -26,6 +27,8 @@ pub struct GpuEngine {
     /// The naive reference path and the memory limit (see [`GpuEngine::set_naive`],
     /// [`GpuEngine::set_memory_limit`]).
     settings: RunSettings,
+    /// Where a spectrum that goes through in bands waits on the host.
+    store: StoreSettings,
     /// The pinned staging ring, allocated on a thread of its own as the engine starts (pinning memory takes
     /// a while, and meanwhile the engine can make a job's device buffers) and grown if a plan's chunks are
     /// larger.
@@ -93,6 +96,7 @@ impl GpuEngine {
             kernel_seconds,
             kernels_cached,
             settings: RunSettings::default(),
+            store: StoreSettings::default(),
             staging,
             spare: None,
         })
@@ -104,6 +108,17 @@ impl GpuEngine {
         self.settings.memory_limit = bytes;
     }
 
+    /// How much host memory a spectrum that goes through in bands may take, and where it waits when it does
+    /// not fit.
+    pub fn set_store(&mut self, store: StoreSettings) {
+        self.store = store;
+    }
+
+    /// Ranks of a run over several GPUs that trade the input's frequencies (see `gpu::ranks`).
+    pub(crate) fn set_ranks(&mut self, ranks: usize) {
+        self.settings.ranks = ranks;
+    }
+
     /// The reference the benchmark compares with: the whole volume read into ordinary (pageable) memory and
     /// uploaded in one synchronous copy before any device work, the same device compute, and every product
     /// pulled back into pageable memory. Only for measurements.
@@ -113,6 +128,10 @@ impl GpuEngine {
 
     pub fn device(&self) -> &DeviceInfo {
         &self.launcher.gpu.info
+    }
+
+    pub(crate) fn launcher(&self) -> &Launcher {
+        &self.launcher
     }
 }
 
@@ -143,6 +162,28 @@ impl Engine for GpuEngine {
     }
 
     fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
+        self.migrate_share(m, ctx, sink, None)
+    }
+}
+
+/// A rank's part of a run over several GPUs: the exchange of the input, and what becomes of its products,
+/// which it is handed on the device (pointer and length of each box, in the request's order) once every
+/// band is in: summed with the other ranks', and given back (on rank 0) to go to the sink.
+pub(crate) struct RankPart<'a> {
+    pub(crate) exchange: Exchange<'a>,
+    #[allow(clippy::type_complexity)]
+    pub(crate) combine: &'a dyn Fn(&Launcher, &[(u64, usize)], &mut RunContext) -> Result<Option<Vec<Vec<f32>>>>,
+}
+
+impl GpuEngine {
+    /// Migrate `m`'s share, alone or as a rank of a run over several GPUs.
+    pub(crate) fn migrate_share(
+        &mut self,
+        m: &Migration,
+        ctx: &mut RunContext,
+        sink: &dyn ProductSink,
+        rank: Option<&RankPart>,
+    ) -> Result<()> {
         let Migration { input, plan, velocity, request } = *m;
         plan.check(input.geometry(), request)?;
         // The engine may have been made on another thread: make its context current on this one.
@@ -163,7 +204,17 @@ impl Engine for GpuEngine {
         }
         let run = Run::new(&self.launcher, plan, request, buffers, sink)?;
         ctx.stats.add("device-setup", t.elapsed(), 0);
-        let result = run.execute(input, velocity, ctx, &mut staging);
+        let result = match rank {
+            None => run.execute(input, velocity, ctx, &mut staging, &self.store, None, Finish::Hand),
+            Some(part) => run
+                .execute(input, velocity, ctx, &mut staging, &self.store, Some(&part.exchange), Finish::Keep)
+                .and_then(|()| (part.combine)(&self.launcher, &run.products(), ctx))
+                .map(|summed| {
+                    for (i, values) in summed.into_iter().flatten().enumerate() {
+                        sink.complete(i, values);
+                    }
+                }),
+        };
         let mut steps = Stages::default();
         // Whatever happened, nothing may still be running when the buffers go.
         let _ = self.launcher.compute.synchronize();

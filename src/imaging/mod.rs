@@ -11,9 +11,13 @@
 //! 5. Image assembly ([`image`]): the imaging condition (sum over ω, inverse 2-D FFT, real part) and the cut
 //!    of the requested boxes.
 //!
+//! A share of the frequencies that does not fit at once goes through steps 3 to 5 in frequency bands, the
+//! spectrum waiting in a [`store`] between the time transform and its band ([`bands`]).
+//!
 //! Only what the request needs is computed: the depth loop stops at the deepest requested level, and only
 //! requested levels are imaged.
 
+pub mod bands;
 pub mod cpu;
 pub mod delivery;
 pub mod formulas;
@@ -26,6 +30,7 @@ pub mod request;
 pub mod spectrum;
 pub mod split_step;
 pub mod stolt;
+pub mod store;
 
 use serde::{Deserialize, Serialize};
 

@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 
+use super::bands::Share;
 use super::formulas::{angular_frequency, imaging_weight, wavenumber};
 use super::request::ImageRequest;
 use super::{ImagingParams, Method, StoltInterpolation};
@@ -74,6 +75,11 @@ pub struct Plan {
     pub padded: [usize; 3],
     pub window: WindowPlan,
     pub band: Band,
+    /// The share of the band's frequencies this process migrates (indices into the band): all of them,
+    /// unless the job is split between processes ([`Plan::restrict_to`]).
+    pub frequencies: Range<usize>,
+    /// Which share that is.
+    pub share: Share,
     /// The image depth axis (m), starting at 0.
     pub depth: SampleAxis,
     /// The imaged levels, ascending. The depth loop stops at the last one.
@@ -323,6 +329,8 @@ impl Plan {
             padded,
             window: WindowPlan::new(shape, input.samples.step, window),
             band,
+            frequencies: 0..band.len,
+            share: Share::whole(),
             depth: image.samples,
             levels,
             step_velocity,
@@ -338,6 +346,53 @@ impl Plan {
             request_values: request.n_values(),
             velocity_values: velocity.n_values(),
         })
+    }
+
+    /// Migrate only `share` of the frequencies (see [`super::bands`]). Stolt, which needs every frequency
+    /// of a wavenumber at once, does not split: its first share migrates them all and the others none.
+    pub fn restrict_to(&mut self, share: Share) {
+        let n = self.band.len;
+        self.share = share;
+        self.frequencies = self.share_frequencies(share);
+        if share.is_whole() {
+            return;
+        }
+        let note = match (self.method, self.frequencies.is_empty()) {
+            (Method::Stolt, false) => format!(
+                "share {share}: Stolt needs every frequency of a wavenumber at once, so this share migrates all \
+                 {n} frequencies and the other shares none"
+            ),
+            (Method::Stolt, true) => format!(
+                "share {share}: Stolt needs every frequency of a wavenumber at once; share 1/{} migrates them all, \
+                 this one none",
+                share.count
+            ),
+            (_, true) => format!("share {share}: no frequency (more shares than the {n} frequencies)"),
+            (_, false) => {
+                // What an ordinary share migrates is no warning: the log says it.
+                let df = 1.0 / (self.padded[2] as f64 * self.dt);
+                let f = |i: usize| (self.band.first + i) as f64 * df;
+                tracing::info!(
+                    "share {share}: frequencies {}..{} of {n} ({:.2}..{:.2} Hz)",
+                    self.frequencies.start + 1,
+                    self.frequencies.end,
+                    f(self.frequencies.start),
+                    f(self.frequencies.end - 1)
+                );
+                return;
+            }
+        };
+        self.warnings.push(note);
+    }
+
+    /// The frequencies (indices into the band) that `share` migrates (see [`Plan::restrict_to`]).
+    pub fn share_frequencies(&self, share: Share) -> Range<usize> {
+        let n = self.band.len;
+        match self.method {
+            Method::Stolt if share.index == 0 => 0..n,
+            Method::Stolt => n..n,
+            _ => share.range(n),
+        }
     }
 
     /// The image grid: the input's lateral grid and the depth axis.
@@ -449,7 +504,7 @@ impl Plan {
     }
 
     fn spectrum_bytes(&self) -> u64 {
-        (self.n_omega() * self.nk() * 8) as u64
+        (self.frequencies.len() * self.nk() * 8) as u64
     }
 
     /// Bytes of the k-domain images of one block (phase shift and Stolt).
@@ -466,20 +521,22 @@ impl Plan {
         (self.velocity_values * 4 + slices) as u64
     }
 
-    /// Peak host memory of the CPU engine: the padded spectrum, one ingest chunk, one block of k-domain
-    /// images, the requested image, the velocity arrays, and per-thread FFT scratch (one plane and its
-    /// transpose per thread, counted for every core of this machine).
+    /// Peak host memory of the CPU engine when the spectrum of its share fits at once: the padded spectrum
+    /// and [`Plan::host_fixed_bytes`].
     pub fn host_memory_bytes(&self) -> u64 {
-        let chunk =
-            (self.ingest_inlines * self.input.shape()[1] * (self.input.shape()[2] * 4 + self.n_omega() * 8)) as u64;
+        self.spectrum_bytes() + self.host_fixed_bytes()
+    }
+
+    /// Host memory of the CPU engine besides the spectrum: one ingest chunk, one block of k-domain images,
+    /// the requested image, the velocity arrays, and per-thread FFT scratch (one plane and its transpose per
+    /// thread, counted for every core of this machine).
+    pub fn host_fixed_bytes(&self) -> u64 {
+        let chunk = (self.ingest_inlines
+            * self.input.shape()[1]
+            * (self.input.shape()[2] * 4 + self.frequencies.len() * 8)) as u64;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
         let per_thread = (2 * self.nk() * 8 + self.padded[2] * 8) as u64;
-        self.spectrum_bytes()
-            + chunk
-            + self.block_bytes()
-            + self.request_values as u64 * 4
-            + self.velocity_bytes()
-            + threads * per_thread
+        chunk + self.block_bytes() + self.request_values as u64 * 4 + self.velocity_bytes() + threads * per_thread
     }
 
     /// Device memory of an engine that follows this plan on a GPU: the padded spectrum, one ingest chunk as
@@ -693,6 +750,40 @@ mod tests {
         assert!((reach(&grid) - 652.5).abs() < 1e-3, "{}", reach(&grid)); // slowness in f32
                                                                           // A record longer than the steps allowed reaches below them.
         assert_eq!(record_reach(&g, 5.0, 10, &VelocityModel::Constant(1500.0)), None);
+    }
+
+    /// A share of the frequencies is a near-equal range, noted in the plan; Stolt's first share takes
+    /// them all.
+    #[test]
+    fn shares_restrict_the_frequencies_and_say_so() {
+        let g = input(8, 8, 100, 8.0);
+        let v = VelocityModel::Constant(2000.0);
+        let params = ImagingParams { nz: Some(10), fmax: 100.0, ..Default::default() };
+        let image = image_geometry(&g, &params, &v).unwrap();
+        let whole = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &slice(3, &image)).unwrap();
+        let note = |p: &Plan| p.describe().into_iter().find(|l| l.starts_with("note: share")).unwrap_or_default();
+        let mut p = whole.clone();
+        p.restrict_to(Share { index: 1, count: 3 });
+        assert_eq!((p.frequencies.clone(), p.share), (33..67, Share { index: 1, count: 3 }));
+        assert_eq!(note(&p), "note: share 2/3: frequencies 34..67 of 101 (20.62..41.25 Hz)");
+        let stolt = Plan { method: Method::Stolt, ..whole.clone() };
+        let (mut first, mut second) = (stolt.clone(), stolt);
+        first.restrict_to(Share { index: 0, count: 3 });
+        second.restrict_to(Share { index: 1, count: 3 });
+        assert_eq!((first.frequencies.clone(), second.frequencies.clone()), (0..101, 101..101));
+        assert_eq!(
+            note(&first),
+            "note: share 1/3: Stolt needs every frequency of a wavenumber at once, so this share migrates all 101 \
+             frequencies and the other shares none"
+        );
+        assert_eq!(
+            note(&second),
+            "note: share 2/3: Stolt needs every frequency of a wavenumber at once; share 1/3 migrates them all, this \
+             one none"
+        );
+        let mut empty = whole;
+        empty.restrict_to(Share { index: 0, count: 200 });
+        assert!(empty.frequencies.is_empty() && note(&empty).contains("no frequency (more shares than the 101"));
     }
 
     #[test]

@@ -33,13 +33,14 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<Selected> {
     let compute = &job.config.compute;
     let threads = (compute.threads > 0).then_some(compute.threads);
     let cpu = |why: String| -> Result<Selected> {
-        let engine = CpuEngine::new(threads)?;
+        let mut engine = CpuEngine::new(threads)?;
+        engine.set_store(compute.store_settings());
         let summary = format!("{} threads", engine.threads());
         let choice = BackendChoice { kind: "cpu", detail: format!("{summary}{why}") };
         Ok(Selected { engine: Box::new(engine), choice, summary })
     };
     let gpu = || {
-        crate::gpu::engine_for(compute).map(|(engine, choice)| Selected {
+        crate::gpu::engine_for_job(job).map(|(engine, choice)| Selected {
             summary: choice.detail.clone(),
             engine,
             choice,
@@ -48,9 +49,11 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<Selected> {
     match backend {
         Backend::Cpu => cpu(String::new()),
         // A scheduler sees exit code 1: the job is right, this machine cannot run it (see docs/cluster.md).
-        Backend::Cuda => {
-            gpu().map_err(|why| Error::Backend(format!("the cuda backend was asked for but cannot run here: {why}")))
-        }
+        Backend::Cuda => gpu().map_err(|why| match why {
+            // A stop, or another rank's failure, keeps its own exit code.
+            e @ (Error::Interrupted(_) | Error::Peer { .. }) => e,
+            why => Error::Backend(format!("the cuda backend was asked for but cannot run here: {why}")),
+        }),
         Backend::Auto => gpu().or_else(|why| {
             let why = why.to_string();
             if !FALLBACK_EXPLAINED.swap(true, Ordering::Relaxed) {
@@ -134,6 +137,11 @@ pub struct ReadyEngine {
 }
 
 impl ReadyEngine {
+    /// An engine made elsewhere (the sum of a job's shards, see `seisimage reduce`).
+    pub fn new(engine: Box<dyn Engine + Send>, choice: BackendChoice) -> Self {
+        ReadyEngine { summary: choice.detail.clone(), engine, choice, setup: None }
+    }
+
     /// Migrate `m`, handing each product to `sink` as it is finished (see [`Engine::migrate_into`]).
     pub fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
         self.engine.migrate_into(m, ctx, sink)
@@ -187,6 +195,8 @@ pub struct EngineKey {
     device: usize,
     fast_math: bool,
     device_memory_gb: Option<f64>,
+    host_memory_gb: Option<f64>,
+    scratch_dir: Option<std::path::PathBuf>,
 }
 
 impl EngineKey {
@@ -198,6 +208,8 @@ impl EngineKey {
             device: c.device,
             fast_math: c.fast_math,
             device_memory_gb: c.device_memory_gb,
+            host_memory_gb: c.host_memory_gb,
+            scratch_dir: c.scratch_dir.clone(),
         }
     }
 }

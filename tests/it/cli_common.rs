@@ -15,9 +15,11 @@ use seisimage::io::{write_volume, FileFormat, WriteOptions};
 use seisimage::synth::{Event, Medium, Model, ModelSpec};
 use seisimage::volume::VolumeReader;
 
-/// The `seisimage` binary built with these tests.
+/// The `seisimage` binary built with these tests, or the one `SEISIMAGE_BIN` names (the tests carried to
+/// another machine, where the build's path does not exist).
 pub fn seisimage() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_seisimage"));
+    let bin = std::env::var_os("SEISIMAGE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_seisimage").into());
+    let mut cmd = Command::new(bin);
     inherit_no_files(&mut cmd);
     cmd
 }

@@ -7,6 +7,7 @@
 
 mod cli_common;
 mod cli_config;
+mod cli_distributed;
 mod cli_info_convert;
 mod common;
 mod faults_nonfinite;
@@ -17,6 +18,7 @@ mod gpu_parity;
 mod hdf5_interop;
 mod hdf5_io;
 mod imaging_attributes;
+mod imaging_bands;
 mod imaging_cancel;
 mod imaging_correctness;
 mod imaging_jobs;

@@ -11,7 +11,7 @@ use crate::gpu::device::DeviceBuffer;
 use crate::gpu::launch::{grid_1d, Arg, Launcher};
 use crate::gpu::prelude::Cpx;
 use crate::gpu::timer::DeviceTimer;
-use crate::imaging::{formulas, ImageRequest, Method, Plan, ProductSink};
+use crate::imaging::{formulas, ImageRequest, Plan, ProductSink};
 
 /// One migration on the device: its buffers and plans, and the plan's tables.
 pub struct Run<'a> {
@@ -53,9 +53,6 @@ impl<'a> Run<'a> {
         }
         for p in &buffers.products {
             p.zero_async(&dev.compute)?;
-        }
-        if plan.method == Method::PhaseShift && buffers.bands.banded() {
-            buffers.planes.zero_async(&dev.compute)?;
         }
         let delay: Vec<Cpx> = (0..nw)
             .map(|iw| {
