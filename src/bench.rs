@@ -233,7 +233,7 @@ fn scan_bench(p: &Prepared, backend: Backend, members: usize, progress: &dyn Pro
         .iter()
         .map(|m| Migration { input, plan: &m.plan, velocity: &m.velocity, request: &planned.request })
         .collect();
-    let (mut engine, _) = run::select_engine(&p.job, backend)?;
+    let mut engine = run::select_engine(&p.job, backend)?.engine;
     let mut timed = |scan: &[Migration]| -> Result<(f64, crate::stats::RunStats)> {
         let collected: Vec<Collected> = scan.iter().map(|_| Collected::new(&planned.request)).collect();
         let sinks: Vec<&dyn ProductSink> = collected.iter().map(|c| c as &dyn ProductSink).collect();

@@ -4,17 +4,18 @@
 //! scan: the same input, window, band and products, the velocity multiplied by the member's factor (or
 //! replaced by its constant). [`plan_migrations`] plans them all on one image grid and one request, so that
 //! the engine ingests once ([`crate::imaging::Engine::migrate_scan`]). Each member's products carry its
-//! suffix (`inline_122_v095.png`); [`Panels`] keeps a copy of each picture's values as the engines hand them
-//! over and, after the last member, draws every section of the scan side by side in one picture
-//! (`inline_122_panel.png`) with the existing renderer.
+//! suffix (`inline_122_v095.png`) and zero below the depth its own velocity lets the record reach; [`Panels`]
+//! keeps a copy of each picture's values as the engines hand them over and, after the last member, draws
+//! every picture of the scan side by side in one picture (`inline_122_panel.png`), which shares the clip of
+//! the pictures of its kind like any other.
 
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::imaging::{image_geometry, ImageRequest, ImagingParams, Method, Plan, ProductSink};
 use crate::job::JobConfig;
-use crate::products::{self, ProductAxes, ProductKind, ProductSpec, ProductTarget, Written, WrittenProduct};
-use crate::render::{self, PlotAxis, Slice, SliceData};
+use crate::products::{self, ProductAxes, ProductKind, ProductSpec, ProductTarget, WrittenProduct};
+use crate::render::{PictureInfo, PlotAxis, SliceData};
 use crate::velocity::{ScanStep, VelocityModel};
 use crate::volume::{Domain, Geometry};
 
@@ -36,6 +37,8 @@ pub struct Planned {
     pub products: Vec<ProductSpec>,
     /// The boxes every member images, in the order of its products.
     pub request: ImageRequest,
+    /// What the products and the plans changed or doubt, each once.
+    pub warnings: Vec<String>,
 }
 
 /// Plan the migrations of `job` on `input` (bins `bin`) with the velocity `base`: one, or one per member
@@ -77,11 +80,26 @@ pub fn plan_migrations(job: &JobConfig, input: &Geometry, bin: [f64; 2], base: V
     }
     let image = image.expect("at least one member");
     let output = &job.output;
-    let depth = if output.writes(Domain::Depth) { products::plan_products(output, &image)? } else { Vec::new() };
+    let mut product_warnings = Vec::new();
+    let depth = if output.writes(Domain::Depth) {
+        let (specs, warnings) = products::plan_products(output, &image, &job.imaging)?;
+        product_warnings.extend(warnings);
+        specs
+    } else {
+        Vec::new()
+    };
     let time = if output.writes(Domain::Time) {
         let step = output.time_step_ms.unwrap_or(input.samples.step);
         let velocities: Vec<&VelocityModel> = models.iter().map(|(_, m)| m).collect();
-        products::plan_time_products(output, &image, &velocities, step)?
+        let lists = products::plan_time_products(output, &image, &job.imaging, &velocities, step)?;
+        if !output.attributes.is_empty() || output.roi.iter().any(|r| !r.attributes.is_empty()) {
+            product_warnings.push(
+                "output.attributes: the complex-trace attributes are products in depth; the products in two-way time \
+                 have none"
+                    .into(),
+            );
+        }
+        lists
     } else {
         vec![Vec::new(); models.len()]
     };
@@ -117,7 +135,18 @@ pub fn plan_migrations(job: &JobConfig, input: &Geometry, bin: [f64; 2], base: V
             }
         }
     }
-    Ok(Planned { image, members, products, request })
+    let mut warnings: Vec<String> = members.iter().flat_map(|m| m.plan.warnings.iter().cloned()).collect();
+    warnings.extend(product_warnings);
+    // Each member's products are zero below the depth its velocity lets the record reach.
+    for (member, specs) in members.iter().zip(products.chunks_mut(per_member.max(1))) {
+        for spec in specs.iter_mut() {
+            spec.reach = member.plan.reach;
+        }
+        warnings.extend(products::below_reach_warnings(specs, &image, member.plan.reach));
+    }
+    let mut seen = std::collections::HashSet::new();
+    warnings.retain(|w| seen.insert(w.clone()));
+    Ok(Planned { image, members, products, request, warnings })
 }
 
 /// The copies of the pictured products' values that the panels of a scan are drawn from.
@@ -160,14 +189,17 @@ impl<'p> Panels<'p> {
         (0..self.members).map(|member| MemberSink { writer, panels: self, member }).collect()
     }
 
-    /// Draw the panels once every member is done, and add them to the written products.
-    pub fn finish(self, mut written: Written, target: &ProductTarget) -> Result<Written> {
+    /// The panels, once every member is done: drawn, or waiting for the clip they share with the pictures
+    /// of their kind (see [`crate::products::ProductWriter::finish`]).
+    pub fn pictures(self, target: &ProductTarget) -> Result<Vec<WrittenProduct>> {
         if self.members < 2 {
-            return Ok(written);
+            return Ok(Vec::new());
         }
         let per_member = self.products.len() / self.members;
         let values = self.values.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut panels = Vec::new();
         for (i, kept) in values.into_iter().enumerate().filter(|(i, _)| self.products[*i].png) {
+            target.cancel.check()?;
             let specs: Vec<&ProductSpec> = (0..self.members).map(|m| &self.products[m * per_member + i]).collect();
             let slices = specs
                 .iter()
@@ -179,10 +211,21 @@ impl<'p> Panels<'p> {
                     products::picture_of(spec, target.image, &v, target.bin_size)
                 })
                 .collect::<Result<Vec<SliceData>>>()?;
-            written.products.push(draw_panel(&specs, &slices, target)?);
+            panels.push(panel(&specs, slices, target)?);
         }
-        Ok(written)
+        Ok(panels)
     }
+}
+
+/// Bytes the panels of a scan of `members` migrations of `products` take on disk at most, about: as much as
+/// the pictures they put side by side (see [`products::estimated_bytes`]).
+pub fn panel_bytes(products: &[ProductSpec], members: usize, render: &crate::render::RenderOptions) -> u64 {
+    if members < 2 {
+        return 0;
+    }
+    let pictures: Vec<ProductSpec> =
+        products.iter().filter(|s| s.png).map(|s| ProductSpec { formats: Vec::new(), ..s.clone() }).collect();
+    products::estimated_bytes(&pictures, render)
 }
 
 /// Columns of no data between two panels: enough to see, few enough not to waste the picture.
@@ -190,8 +233,8 @@ fn gap(cols: usize) -> usize {
     (cols / 20).max(2)
 }
 
-/// The sections of every member side by side, each labelled on the horizontal axis by its member.
-fn draw_panel(specs: &[&ProductSpec], slices: &[SliceData], target: &ProductTarget) -> Result<WrittenProduct> {
+/// The pictures of every member side by side, each labelled on the horizontal axis by its member.
+fn panel(specs: &[&ProductSpec], slices: Vec<SliceData>, target: &ProductTarget) -> Result<WrittenProduct> {
     let first = &slices[0];
     if let Some(other) = slices.iter().find(|s| s.rows != first.rows || s.cols != first.cols) {
         return Err(Error::Internal(format!(
@@ -238,18 +281,28 @@ fn draw_panel(specs: &[&ProductSpec], slices: &[SliceData], target: &ProductTarg
         ScanStep::Scale(_) => format!("scale {}", numbers.join(", ")),
         ScanStep::Constant(_) => format!("{} m/s", numbers.join(", ")),
     };
-    let mut opts = target.render.clone();
-    let what = products::title(&ProductSpec { scan: None, ..specs[0].clone() });
-    opts.title = Some(match opts.title.take() {
-        Some(t) => t,
-        None => format!("{what}: velocity {members} (left to right)"),
-    });
-    opts.min_width = opts.min_width.saturating_mul(n as u32);
+    let section = ProductSpec { scan: None, ..specs[0].clone() };
+    let info = PictureInfo {
+        product: format!("{}: velocity {members} (left to right)", section.label()),
+        quantity: section.quantity(),
+        provenance: Some(target.report.provenance.clone()),
+        clip: None,
+        map: first.map.clone(),
+    };
+    let mut render = target.render.clone();
+    render.min_width = render.min_width.saturating_mul(n as u32);
     let path = target.dir.join(format!("{stem}_panel.png"));
-    let slice = Slice { data: &data, rows: first.rows.clone(), cols: axis };
-    let sealed = render::render_png_sealed(&path, &slice, &opts)?;
-    let geometry = products::product_geometry(specs[0], target.image);
-    Ok(WrittenProduct::picture(ProductKind::Panel { of: stem, scan: steps }, ProductAxes::of(&geometry), sealed.files))
+    let slice = SliceData { data, rows: first.rows.clone(), cols: axis, map: first.map.clone() };
+    let axes = ProductAxes::of(&section.geometry(target.image));
+    WrittenProduct::picture(
+        ProductKind::Panel { of: stem, scan: steps },
+        section.kind.noun(),
+        axes,
+        path,
+        slice,
+        info,
+        render,
+    )
 }
 
 #[cfg(test)]

@@ -75,8 +75,8 @@ impl TimeForm {
     }
 
     /// The depth levels that hold two-way time `twt` (ms) at every trace of the image (a time slice's box
-    /// spans them). An error when some trace's image ends above that time.
-    pub fn slice_levels(model: &VelocityModel, image: &Geometry, twt: f64) -> Result<Range<usize>> {
+    /// spans them). An error of the setting `key` when some trace's image ends above that time.
+    pub fn slice_levels(model: &VelocityModel, image: &Geometry, twt: f64, key: &str) -> Result<Range<usize>> {
         let dz = image.samples.step;
         let nz = image.samples.len;
         let nx = image.xlines.len;
@@ -94,7 +94,7 @@ impl TimeForm {
             .collect();
         if let Some(&Err((trace, end))) = brackets.iter().find(|b| b.is_err()) {
             return Err(Error::at_key(
-                "output.time_slices",
+                key,
                 format!(
                     "time slice {twt} ms is below the image at inline {}, crossline {}, which ends at {end:.1} ms \
                      ({} m): raise imaging.zmax",
@@ -179,12 +179,12 @@ mod tests {
         assert!((t[25] - 20.0).abs() < 1e-5 && (t[35] - 30.0).abs() < 1e-4 && (t[45] - 40.0).abs() < 1e-4, "{t:?}");
         assert_eq!(t[46 + 25], t[25]);
         // A slice at 140 ms: the levels around 150 m.
-        let levels = TimeForm::slice_levels(&v, &g, 140.0).unwrap();
+        let levels = TimeForm::slice_levels(&v, &g, 140.0, "output.time_slices.0").unwrap();
         assert_eq!(levels, 30..32);
         let s = TimeForm::at_time(&v, &g, &IndexBox { il: 0..3, xl: 0..2, s: levels }, 140.0);
         let values: Vec<f32> = (0..6).flat_map(|_| [30.0f32, 31.0]).collect();
         assert_eq!(s.convert(&values), vec![30.0; 6]);
-        let e = TimeForm::slice_levels(&v, &g, 500.0).unwrap_err().to_string();
+        let e = TimeForm::slice_levels(&v, &g, 500.0, "output.time_slices.0").unwrap_err().to_string();
         assert!(e.contains("below the image") && e.contains("180.0 ms"), "{e}");
     }
 }

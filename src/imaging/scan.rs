@@ -1,7 +1,8 @@
 //! Several migrations of one input from one ingest (a velocity scan): the plans of its migrations differ
 //! in the velocity only, so the input is read, windowed, transformed and (on a GPU) uploaded once, and
-//! each migration starts from the spectrum kept in memory. [`check`] is what makes that sound: every plan
-//! must make the same spectrum.
+//! every member migrates each frequency band of that one spectrum (see [`super::bands`]): the band is
+//! transformed once and restored for each member from a copy, as the methods change it in place.
+//! [`check`] is what makes that sound: every plan must make the same spectrum.
 
 use super::Migration;
 use crate::error::{Error, Result};
@@ -13,6 +14,7 @@ pub fn same_ingest(a: &super::Plan, b: &super::Plan) -> bool {
         && a.input.samples == b.input.samples
         && a.padded == b.padded
         && a.band == b.band
+        && a.frequencies == b.frequencies
         && a.dt == b.dt
         && a.t0 == b.t0
         && a.bin == b.bin

@@ -7,6 +7,7 @@
 
 mod cli_common;
 mod cli_config;
+mod cli_distributed;
 mod cli_info_convert;
 mod common;
 mod faults_nonfinite;
@@ -16,14 +17,19 @@ mod gpu_kernels;
 mod gpu_parity;
 mod hdf5_interop;
 mod hdf5_io;
+mod imaging_attributes;
+mod imaging_bands;
 mod imaging_cancel;
 mod imaging_correctness;
 mod imaging_jobs;
+mod job_folder;
 mod job_manifest;
+mod job_products;
 mod npy_io;
 mod png_encoding;
 mod render_errors;
 mod render_png;
+mod render_report;
 mod segy_encoded;
 mod segy_fixtures;
 mod segy_interop;

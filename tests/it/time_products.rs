@@ -65,7 +65,7 @@ fn rms_velocities_in_time_place_a_flat_reflector_at_its_depth_and_its_time() {
     for expect in [
         "RMS velocity in m/s against two-way time in ms of 2 picks from",
         "interval velocity in depth: 2 nodes (step between them), 1600.0..2400.0 m/s, given down to 480.0 m",
-        "warning: the velocity model is given down to 480.0 m and the image reaches 796.0 m",
+        "warning   velocity: the velocity model is given down to 480.0 m and the image reaches 796.0 m",
         "xline_1_time",
         "time_500ms",
     ] {
@@ -112,6 +112,11 @@ fn rms_velocities_in_time_place_a_flat_reflector_at_its_depth_and_its_time() {
         serde_json::from_str(&std::fs::read_to_string(out.join("xline_1_time.json")).unwrap()).unwrap();
     assert_eq!(sidecar["rows"]["name"], "twt", "{sidecar}");
     let manifest: Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    // The velocity's warning is one of the run's: in its log and its manifest.
+    let shallow = "velocity: the velocity model is given down to 480.0 m and the image reaches 796.0 m";
+    assert!(o.stderr.contains(shallow), "{o:?}");
+    let warnings = manifest["warnings"].as_array().unwrap();
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().starts_with(shallow)), "{warnings:?}");
     let products = manifest["products"].as_array().unwrap();
     let in_time = products.iter().find(|p| p["files"][0]["path"] == "xline_1_time.png").expect("in the manifest");
     assert_eq!(in_time["axes"]["twt"]["domain"], "time", "{in_time}");

@@ -1,19 +1,20 @@
-//! Velocity scans: the same job at several velocities from one ingest. On every backend, each member of
-//! the scan must give what a migration of its own gives, the input must be read (and uploaded) once, and
-//! the physics must show: in a constant medium a flat reflector at two-way time t images at depth
+//! Velocity scans: the same job at several velocities from one ingest. On every backend, at once and in
+//! frequency bands, each member of the scan must give what a migration of its own gives, the input must be
+//! read (and uploaded) once and each band loaded once, and the physics must show: in a constant medium a flat reflector at two-way time t images at depth
 //! f · v · t / 2 for the member that scales the velocity by f. Through the command line, the products
 //! carry their member's name, and a panel puts the members side by side.
 
 use std::path::Path;
 
 use crate::cli_common::{model, names, run, samples, write_job, write_segy};
-use crate::common::{envelope, for_each_backend, migrate};
+use crate::common::{envelope, gpu_engine, migrate};
 use seisimage::cancel::CancelToken;
 use seisimage::context::RunContext;
-use seisimage::imaging::{Collected, ProductSink};
+use seisimage::imaging::store::{Place, StoreSettings};
+use seisimage::imaging::{Collected, CpuEngine, Engine, ProductSink};
 use seisimage::job::Job;
 use seisimage::progress::Silent;
-use seisimage::run::prepare;
+use seisimage::run::{prepare, Prepared};
 use serde_json::Value;
 
 /// A 24 × 20 × 150 input (a diffractor at 150 m and a reflector at 300 m in 2000 m/s: 300 ms) and a job
@@ -29,6 +30,44 @@ fn scan_job(dir: &Path, velocity: &str) -> std::path::PathBuf {
     write_job(&dir.join("job.toml"), &text)
 }
 
+/// Every backend, as it runs the scan of `p` at once and in at least three frequency bands: the CPU with a
+/// host-memory limit that keeps the spectrum waiting in host memory (`compute.host_memory_gb`), the GPU with
+/// a device-memory limit (`compute.device_memory_gb`), found with each engine's own memory plan of the scan.
+fn for_each_backend_at_once_and_in_bands(p: &Prepared, mut f: impl FnMut(&mut dyn Engine, &str)) {
+    let members = p.migrations().len();
+    let mut cpu = CpuEngine::new(None).unwrap();
+    f(&mut cpu, "cpu at once");
+    let mut limit = p.plan.host_memory_bytes() + p.plan.scan_bytes(members, true);
+    loop {
+        cpu.set_store(StoreSettings { host_memory: Some(limit), scratch_dir: None });
+        match cpu.host_plan(&p.plan, members) {
+            Ok(h) if h.place == Place::Memory && h.bands.ranges.len() >= 3 => break,
+            Ok(_) if limit > 1000 => limit = limit * 97 / 100,
+            other => panic!("no host memory limit runs the scan in three bands: {:?}", other.map(|h| h.bands)),
+        }
+    }
+    f(&mut cpu, "cpu in bands");
+    if let Some(mut gpu) = gpu_engine() {
+        f(&mut gpu, "cuda at once");
+        // The largest device limit that takes the scan through three bands.
+        let mut limit = 1u64 << 30;
+        loop {
+            gpu.set_memory_limit(Some(limit));
+            let collected: Vec<Collected> = p.migrations().iter().map(|_| Collected::new(&p.request)).collect();
+            let sinks: Vec<&dyn ProductSink> = collected.iter().map(|c| c as &dyn ProductSink).collect();
+            let mut ctx = RunContext::new(&Silent, CancelToken::new());
+            match gpu.migrate_scan(&p.migrations(), &mut ctx, &sinks) {
+                Ok(()) if ctx.stats.frequency_bands >= 3 => break,
+                Ok(()) => limit = limit * 9 / 10,
+                Err(e) => panic!("the scan was refused at {limit} bytes before it ran in 3 bands: {e}"),
+            }
+        }
+        f(&mut gpu, "cuda in bands");
+        gpu.set_memory_limit(None);
+        gpu.release_last_run();
+    }
+}
+
 #[test]
 fn each_member_of_a_scan_equals_its_own_migration_from_one_ingest() {
     let dir = tempfile::tempdir().unwrap();
@@ -36,25 +75,33 @@ fn each_member_of_a_scan_equals_its_own_migration_from_one_ingest() {
     let p = prepare(Job::load(&job, &[]).unwrap()).unwrap();
     let migrations = p.migrations();
     assert_eq!(migrations.len(), 3);
-    for_each_backend(|engine| {
+    let input_bytes = (24 * 20 * 150 * 4) as u64;
+    let spectrum_bytes = (p.plan.frequencies.len() * 24 * 20 * 8) as u64;
+    for_each_backend_at_once_and_in_bands(&p, |engine, label| {
         let collected: Vec<Collected> = migrations.iter().map(|_| Collected::new(&p.request)).collect();
         let sinks: Vec<&dyn ProductSink> = collected.iter().map(|c| c as &dyn ProductSink).collect();
         let mut ctx = RunContext::new(&Silent, CancelToken::new());
         engine.migrate_scan(&migrations, &mut ctx, &sinks).expect("the scan");
         let scan = ctx.stats;
+        let banded = label.ends_with("in bands");
+        assert_eq!(scan.frequency_bands >= 3, banded, "{label}: {} bands", scan.frequency_bands);
+        // One ingest: the input read (and uploaded) once whatever the members; in bands, each band of the
+        // waiting spectrum loaded once, not once per member.
+        assert_eq!(scan.bytes("read"), Some(input_bytes), "{label}");
+        if engine.name() == "cuda" {
+            assert_eq!(scan.bytes("ingest"), Some(input_bytes), "{label}");
+        }
+        if banded {
+            assert_eq!(scan.bytes("band-load"), Some(spectrum_bytes), "{label}");
+        }
         for ((m, got), f) in migrations.iter().zip(collected).zip([0.9, 1.0, 1.1]) {
             let got = got.into_images().unwrap();
-            let (alone, single) = migrate(engine, m.input, m.plan, m.velocity, m.request, &Silent);
+            let (alone, _) = migrate(engine, m.input, m.plan, m.velocity, m.request, &Silent);
             let alone = alone.unwrap();
             for (a, b) in got.iter().zip(&alone) {
                 let peak = b.iter().fold(0.0f32, |x, v| x.max(v.abs()));
                 let worst = a.iter().zip(b).fold(0.0f32, |x, (u, v)| x.max((u - v).abs()));
-                assert!(worst <= 1e-5 * peak, "{}, × {f}: differs from its own migration by {worst}", engine.name());
-            }
-            // One ingest: the scan read (and uploaded) as many bytes as one migration.
-            assert_eq!(scan.bytes("read"), single.bytes("read"), "{}", engine.name());
-            if engine.name() == "cuda" {
-                assert_eq!(scan.bytes("ingest"), single.bytes("ingest"), "{}", engine.name());
+                assert!(worst <= 1e-5 * peak, "{label}, × {f}: differs from its own migration by {worst}");
             }
             // The reflector (300 ms) on inline 12 at crossline 3, below the diffractor: at f · 300 m.
             let nz = 90;
@@ -62,8 +109,8 @@ fn each_member_of_a_scan_equals_its_own_migration_from_one_ingest() {
             let e = envelope(&trace);
             let k = (40..nz).max_by(|&a, &b| e[a].total_cmp(&e[b])).unwrap();
             let z = k as f64 * 5.0;
-            println!("{}: × {f}: reflector at {z} m", engine.name());
-            assert!((z - f * 300.0).abs() <= 5.0, "{}: × {f}: reflector at {z} m, not {} m", engine.name(), f * 300.0);
+            println!("{label}: × {f}: reflector at {z} m");
+            assert!((z - f * 300.0).abs() <= 5.0, "{label}: × {f}: reflector at {z} m, not {} m", f * 300.0);
         }
     });
 }
@@ -93,7 +140,13 @@ fn a_scan_writes_every_member_under_its_name_and_a_panel_per_section() {
     assert!(panel["title"].as_str().unwrap().contains("velocity scale 0.9, 1, 1.1 (left to right)"), "{panel}");
     let manifest: Value = serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     let products = manifest["products"].as_array().unwrap();
-    assert_eq!(products.len(), 8, "{products:?}");
+    // Six pictures, two panels and the page that shows them.
+    assert_eq!(products.len(), 9, "{products:?}");
+    assert_eq!(products[8]["kind"], "index", "{products:?}");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for shown in ["inline_12_v090.png", "inline_12_panel.png", "xline_10_panel.png", "Inline 12, velocity scale 1.1"] {
+        assert!(page.contains(shown), "{shown} not on the page");
+    }
     assert!(products.iter().any(|p| p["scan"]["scale"] == 1.1 && p["kind"] == "inline"), "{products:?}");
     assert!(products.iter().any(|p| p["kind"] == "panel" && p["of"] == "xline_10"), "{products:?}");
     // The ingest once: the input's bytes read once.
