@@ -36,7 +36,7 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
             "done in {:.2} s on {}: {}, {:.1} MB, in {} (see {})",
             manifest.wall_seconds,
             manifest.backend.kind,
-            run::count(manifest.products.len(), "product"),
+            run::count(manifest.requested_products(), "product"),
             manifest.product_bytes as f64 / 1e6,
             out.display(),
             out.join(MANIFEST).display()

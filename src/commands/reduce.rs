@@ -14,10 +14,10 @@ pub fn run(args: &ReduceArgs, reporting: Reporting) -> anyhow::Result<()> {
         seisimage::distributed::reduce::reduce(&job, args.shards, args.partials.as_deref(), progress.as_ref(), cancel)?;
     let out = &manifest.config.output.dir;
     tracing::info!(
-        "done in {:.2} s: {} shards summed, {} products, {:.1} MB, in {} (see {})",
+        "done in {:.2} s: {} shards summed, {}, {:.1} MB, in {} (see {})",
         manifest.wall_seconds,
         args.shards,
-        manifest.products.len(),
+        seisimage::run::count(manifest.requested_products(), "product"),
         manifest.product_bytes as f64 / 1e6,
         out.display(),
         out.join(MANIFEST).display()

@@ -30,13 +30,21 @@ pub fn run_shard(
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let mut engine = start_engine(job, backend);
     let mut prepared = prepare(job.clone())?;
+    let planned = prepared.plan.warnings.len();
     prepared.plan.restrict_to(share);
     // The members of a velocity scan migrate the same share.
     for member in &mut prepared.scan {
         member.plan.restrict_to(share);
     }
-    for line in prepared.plan.describe().iter().filter(|l| l.starts_with("note: share")) {
-        tracing::info!("{}", line.trim_start_matches("note: "));
+    // What the share changes (Stolt does not split, or no frequency is left to it) is a warning of this run
+    // like the plan's own; an ordinary share is said once in the log.
+    let added = prepared.plan.warnings[planned..].to_vec();
+    for line in prepared.plan.describe().iter().filter(|l| l.starts_with("share ") && !added.contains(l)) {
+        tracing::info!("{line}");
+    }
+    for warning in added {
+        tracing::warn!("{warning}");
+        prepared.warnings.push(warning);
     }
     let job_id = partial::fingerprint(&prepared);
     engine.plan_ready(&prepared);

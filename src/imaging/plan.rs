@@ -346,15 +346,25 @@ impl Plan {
     }
 
     /// Migrate only `share` of the frequencies (see [`super::bands`]). Stolt, which needs every frequency
-    /// of a wavenumber at once, does not split: its first share migrates them all and the others none.
+    /// of a wavenumber at once, does not split: its first share migrates them all and the others none, which
+    /// the plan's warnings say.
     pub fn restrict_to(&mut self, share: Share) {
-        let n = self.band.len;
         self.share = share;
         self.frequencies = self.share_frequencies(share);
-        if share.is_whole() {
-            return;
+        if let Some(note) = self.share_note() {
+            if self.method == Method::Stolt || self.frequencies.is_empty() {
+                self.warnings.push(note);
+            }
         }
-        let note = match (self.method, self.frequencies.is_empty()) {
+    }
+
+    /// What this plan's share of the frequencies is, in words; `None` for the whole band.
+    fn share_note(&self) -> Option<String> {
+        let (share, n) = (self.share, self.band.len);
+        if share.is_whole() {
+            return None;
+        }
+        Some(match (self.method, self.frequencies.is_empty()) {
             (Method::Stolt, false) => format!(
                 "share {share}: Stolt needs every frequency of a wavenumber at once, so this share migrates all \
                  {n} frequencies and the other shares none"
@@ -366,20 +376,17 @@ impl Plan {
             ),
             (_, true) => format!("share {share}: no frequency (more shares than the {n} frequencies)"),
             (_, false) => {
-                // What an ordinary share migrates is no warning: the log says it.
                 let df = 1.0 / (self.padded[2] as f64 * self.dt);
                 let f = |i: usize| (self.band.first + i) as f64 * df;
-                tracing::info!(
+                format!(
                     "share {share}: frequencies {}..{} of {n} ({:.2}..{:.2} Hz)",
                     self.frequencies.start + 1,
                     self.frequencies.end,
                     f(self.frequencies.start),
                     f(self.frequencies.end - 1)
-                );
-                return;
+                )
             }
-        };
-        self.warnings.push(note);
+        })
     }
 
     /// The frequencies (indices into the band) that `share` migrates (see [`Plan::restrict_to`]).
@@ -597,6 +604,7 @@ impl Plan {
             ),
             None => "reach: the record reaches below the deepest level".to_string(),
         });
+        lines.extend(self.share_note());
         if let Some(d) = self.dip_limit {
             lines.push(format!("dip limit: {:.1}° (cosine roll-off over the last 5°)", d.to_degrees()));
         }
@@ -773,11 +781,11 @@ mod tests {
         let params = ImagingParams { nz: Some(10), fmax: 100.0, ..Default::default() };
         let image = image_geometry(&g, &params, &v).unwrap();
         let whole = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &slice(3, &image)).unwrap();
-        let note = |p: &Plan| p.describe().into_iter().find(|l| l.starts_with("note: share")).unwrap_or_default();
+        let note = |p: &Plan| p.describe().into_iter().find(|l| l.starts_with("share ")).unwrap_or_default();
         let mut p = whole.clone();
         p.restrict_to(Share { index: 1, count: 3 });
         assert_eq!((p.frequencies.clone(), p.share), (33..67, Share { index: 1, count: 3 }));
-        assert_eq!(note(&p), "note: share 2/3: frequencies 34..67 of 101 (20.62..41.25 Hz)");
+        assert_eq!(note(&p), "share 2/3: frequencies 34..67 of 101 (20.62..41.25 Hz)");
         let stolt = Plan { method: Method::Stolt, ..whole.clone() };
         let (mut first, mut second) = (stolt.clone(), stolt);
         first.restrict_to(Share { index: 0, count: 3 });
@@ -785,14 +793,16 @@ mod tests {
         assert_eq!((first.frequencies.clone(), second.frequencies.clone()), (0..101, 101..101));
         assert_eq!(
             note(&first),
-            "note: share 1/3: Stolt needs every frequency of a wavenumber at once, so this share migrates all 101 \
+            "share 1/3: Stolt needs every frequency of a wavenumber at once, so this share migrates all 101 \
              frequencies and the other shares none"
         );
         assert_eq!(
             note(&second),
-            "note: share 2/3: Stolt needs every frequency of a wavenumber at once; share 1/3 migrates them all, this \
+            "share 2/3: Stolt needs every frequency of a wavenumber at once; share 1/3 migrates them all, this \
              one none"
         );
+        assert!(p.warnings.iter().all(|w| !w.starts_with("share")), "an ordinary share is no warning");
+        assert!(first.warnings.iter().any(|w| w.starts_with("share 1/3: Stolt")));
         let mut empty = whole;
         empty.restrict_to(Share { index: 0, count: 200 });
         assert!(empty.frequencies.is_empty() && note(&empty).contains("no frequency (more shares than the 101"));

@@ -162,6 +162,11 @@ impl InputRecord {
 }
 
 impl Manifest {
+    /// The products the job asked for, without the page that shows them (`index.html`).
+    pub fn requested_products(&self) -> usize {
+        self.products.iter().filter(|p| p.kind != crate::products::ProductKind::Index).count()
+    }
+
     /// The record of job `p`, run on `backend` from `started` until now, with its stages, the products in
     /// place and the warnings of the run.
     pub fn new(

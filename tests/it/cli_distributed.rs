@@ -27,8 +27,13 @@ fn setup(dir: &Path, imaging: &str, out: &str, backend: &str) -> (PathBuf, PathB
         write_segy(&input, &m, &samples(&m));
     }
     let out = dir.join(out);
+    // Stolt migrates a constant velocity only.
+    let velocity = match imaging.contains("\"stolt\"") {
+        true => "kind = \"constant\"\nvelocity = 2000.0",
+        false => "kind = \"table\"\ndepths = [0.0, 100.0]\nvelocities = [1800.0, 2300.0]",
+    };
     let text = format!(
-        "[input]\npath = {input:?}\n\n[velocity]\nkind = \"table\"\ndepths = [0.0, 100.0]\nvelocities = [1800.0, 2300.0]\n\n\
+        "[input]\npath = {input:?}\n\n[velocity]\n{velocity}\n\n\
          [imaging]\n{imaging}\n\n[compute]\nbackend = \"{backend}\"\n\n[output]\ndir = {out:?}\n{OUTPUT}\n"
     );
     let job = write_job(&dir.join(format!("{}.toml", out.file_name().unwrap().to_string_lossy())), &text);

@@ -33,8 +33,9 @@ pub struct RunSettings {
 pub struct RunShape {
     method: Method,
     padded: [usize; 3],
-    /// Frequencies of the share.
-    frequencies: usize,
+    /// Frequencies of the share (plan indices). The range, not only its length: the frequency bands kept with
+    /// the buffers are plan indices, so a share of the same width elsewhere in the band needs its own.
+    frequencies: std::ops::Range<usize>,
     chunk_traces: usize,
     /// Levels of each phase-shift launch.
     launch_sizes: Vec<usize>,
@@ -61,7 +62,7 @@ impl RunShape {
         RunShape {
             method: plan.method,
             padded: plan.padded,
-            frequencies: plan.frequencies.len(),
+            frequencies: plan.frequencies.clone(),
             chunk_traces: plan.ingest_inlines * plan.input.shape()[1],
             launch_sizes,
             levels: plan.levels.len(),
@@ -131,11 +132,11 @@ impl RunBuffers {
             ("tables", (nk * 8 + nw * 32) as u64),
         ];
         if ranks > 1 {
-            common.push(("rank exchange", (chunk_traces * (nw + ranks * shape.frequencies) * 8) as u64));
+            common.push(("rank exchange", (chunk_traces * (nw + ranks * shape.frequencies.len()) * 8) as u64));
         }
         let (planes_name, max_slots, banded) = match plan.method {
             Method::PhaseShift => {
-                let staging = (chunk_traces * shape.frequencies * 8) as u64;
+                let staging = (chunk_traces * shape.frequencies.len() * 8) as u64;
                 (
                     "k-domain images",
                     shape.launch_sizes.iter().copied().max().unwrap_or(1),
@@ -154,7 +155,7 @@ impl RunBuffers {
                 ("kz lines", grid.nz_fft, Err("Stolt needs every frequency of a wavenumber at once"))
             }
             Method::SplitStep => {
-                let staging = (chunk_traces * shape.frequencies * 8) as u64;
+                let staging = (chunk_traces * shape.frequencies.len() * 8) as u64;
                 ("level image", 1, Ok(("ingest staging", staging)))
             }
         };
@@ -220,10 +221,13 @@ impl RunBuffers {
         let spectrum = gpu.alloc::<Cpx>(bands.widest().max(1) * nk)?;
         let kept = if shape.members > 1 { Some(gpu.alloc::<Cpx>(bands.widest().max(1) * nk)?) } else { None };
         let chunk_spectrum =
-            if bands.banded() { Some(gpu.alloc::<Cpx>(chunk_traces * shape.frequencies)?) } else { None };
+            if bands.banded() { Some(gpu.alloc::<Cpx>(chunk_traces * shape.frequencies.len())?) } else { None };
         // A rank trades through its chunk with every frequency, and one block of its share per rank.
         let exchange = if ranks > 1 {
-            Some((gpu.alloc::<Cpx>(chunk_traces * nw)?, gpu.alloc::<Cpx>(ranks * chunk_traces * shape.frequencies)?))
+            Some((
+                gpu.alloc::<Cpx>(chunk_traces * nw)?,
+                gpu.alloc::<Cpx>(ranks * chunk_traces * shape.frequencies.len())?,
+            ))
         } else {
             None
         };
@@ -322,4 +326,45 @@ fn make_ffts(
         None => None,
     };
     Ok((r2c, planes, kz))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::imaging::bands::Share;
+    use crate::imaging::{image_geometry, ImagingParams};
+    use crate::velocity::VelocityModel;
+    use crate::volume::{Domain, Geometry, LineAxis, SampleAxis};
+    use crate::window::WindowParams;
+
+    /// Buffers kept from one share are not taken for another share of the same width: the frequency bands
+    /// they carry are plan indices, and reusing them migrated the next share's spectrum at the last
+    /// share's frequencies.
+    #[test]
+    fn shares_of_one_width_elsewhere_in_the_band_have_shapes_of_their_own() {
+        let g = Geometry::regular(
+            LineAxis::new(1, 1, 8),
+            LineAxis::new(1, 1, 8),
+            SampleAxis { origin: 0.0, step: 4.0, len: 20, domain: Domain::Time },
+        );
+        let v = VelocityModel::Constant(2000.0);
+        let params = ImagingParams { zmax: Some(100.0), fmax: 125.0, ..Default::default() };
+        let image = image_geometry(&g, &params, &v).unwrap();
+        let request = ImageRequest::whole(&image);
+        let plan = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &request).unwrap();
+        let share = |index| {
+            let mut p = plan.clone();
+            p.restrict_to(Share { index, count: 4 });
+            p
+        };
+        let (second, third) = (share(1), share(2));
+        assert_eq!(second.frequencies.len(), third.frequencies.len(), "the test needs two shares of one width");
+        let shape = |p: &Plan| RunShape::new(p, &request, 1, RunSettings::default(), Vec::new());
+        assert_ne!(shape(&second), shape(&third));
+        assert_eq!(shape(&third), shape(&share(2)));
+        // Nor are one migration's buffers taken for a velocity scan, which keeps every member's products and
+        // a copy of the band.
+        let scan = RunShape::new(&third, &request, 3, RunSettings::default(), Vec::new());
+        assert_ne!(shape(&third), scan);
+    }
 }
