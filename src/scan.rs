@@ -135,7 +135,18 @@ pub fn plan_migrations(job: &JobConfig, input: &Geometry, bin: [f64; 2], base: V
             }
         }
     }
-    let mut warnings: Vec<String> = members.iter().flat_map(|m| m.plan.warnings.iter().cloned()).collect();
+    // A plan's warning that not every member shares says whose it is.
+    let mut warnings = Vec::new();
+    for m in &members {
+        for w in &m.plan.warnings {
+            match m.step {
+                Some(step) if !members.iter().all(|other| other.plan.warnings.contains(w)) => {
+                    warnings.push(format!("velocity {}: {w}", step.label()))
+                }
+                _ => warnings.push(w.clone()),
+            }
+        }
+    }
     warnings.extend(product_warnings);
     // Each member's products are zero below the depth its velocity lets the record reach.
     for (member, specs) in members.iter().zip(products.chunks_mut(per_member.max(1))) {

@@ -217,7 +217,12 @@ impl Prepared {
         for m in &self.scan {
             let (lo, hi) = m.velocity.range();
             let step = m.step.expect("a member of a scan");
-            lines.push(format!("scan      {:<10} {lo:.1}..{hi:.1} m/s, products *{}", step.label(), step.suffix()));
+            let reach = m.plan.reach.map(|z| format!(", reaches {z:.0} m")).unwrap_or_default();
+            lines.push(format!(
+                "scan      {:<10} {lo:.1}..{hi:.1} m/s{reach}, products *{}",
+                step.label(),
+                step.suffix()
+            ));
         }
         lines.extend(self.plan.describe().into_iter().map(|l| format!("plan      {l}")));
         lines.push(format!("output    {}", self.job.config.output.dir.display()));
