@@ -668,6 +668,11 @@ impl RunReport {
     /// job's form), or with the members of a velocity scan `scan`.
     pub fn of(job: &Job, velocity: &VelocityModel, scan: &[(ScanStep, &VelocityModel)]) -> Self {
         let c = &job.config;
+        let file = c.velocity.path.as_deref().and_then(Path::file_name).map(|f| f.to_string_lossy().into_owned());
+        let velocity_summary = |v: &VelocityModel| match &file {
+            Some(file) => format!("{} from {file}", velocity_summary(v)),
+            None => velocity_summary(v),
+        };
         let velocity = match scan {
             [] => velocity_summary(velocity),
             [(first, _), .., (last, _)] => {
