@@ -9,7 +9,8 @@
 //! {JSON header}\n                one line: see `Header`
 //! values                         f32, little-endian: every product box of the job in the job's order
 //!                                (of every member of a velocity scan, member after member), each
-//!                                [iline][xline][depth] (depth contiguous), as the engines hand them over
+//!                                [iline][xline][depth] (depth contiguous), as migrated (a complex-trace
+//!                                attribute is taken of the sum, by `reduce`)
 //! ```
 //!
 //! The header says which job the share belongs to (`job`: a fingerprint of the plan, the velocity, the

@@ -108,8 +108,10 @@ impl Engine for Summed {
         ctx.stats.nonfinite_samples = self.parts.iter().map(|p| p.nonfinite_samples).max().unwrap_or(0);
         ctx.stats.frequency_bands = self.parts.iter().map(|p| p.bands).sum();
         ctx.stats.distributed = Some(Distribution::new("shards", std::mem::take(&mut self.parts)));
+        // The shares hold the migrated boxes: the attributes are those of the sum.
+        let request = scan[0].request;
         for (k, values) in products.into_iter().enumerate() {
-            sinks[k / boxes].complete(k % boxes, values);
+            sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
         }
         Ok(())
     }

@@ -47,6 +47,8 @@ pub fn run_shard(
         prepared.warnings.push(warning);
     }
     let job_id = partial::fingerprint(&prepared);
+    // A share holds the migrated boxes: `reduce` takes the attributes of their sum.
+    prepared.request.attributes.clear();
     engine.plan_ready(&prepared);
     let mut engine = engine.ready()?;
     let mut ctx = RunContext::new(progress, cancel.child());

@@ -215,9 +215,10 @@ impl GpuEngine {
                 .execute(input, scan, ctx, &mut staging, &self.store, Some(&part.exchange), Finish::Keep)
                 .and_then(|()| (part.combine)(&self.launcher, &run.products(), ctx))
                 .map(|summed| {
+                    // The ranks' boxes are summed as migrated: the attributes are those of the sum.
                     let boxes = request.boxes.len().max(1);
                     for (k, values) in summed.into_iter().flatten().enumerate() {
-                        sinks[k / boxes].complete(k % boxes, values);
+                        sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
                     }
                 }),
         };

@@ -141,6 +141,36 @@ fn more_shards_than_frequencies_still_add_up() {
     assert!(e <= 1e-5, "relative L2 {e:.2e}");
 }
 
+/// The complex-trace attributes of a job run in shards are those of the one-process run: the shares hold
+/// the migrated boxes, and the attributes are taken of their sum (the envelope of a sum is not the sum of
+/// the envelopes).
+#[test]
+fn shards_and_reduce_take_the_attributes_of_the_sum() {
+    let dir = tempfile::tempdir().unwrap();
+    let attributes = ["--set", "output.attributes=[\"envelope\"]"];
+    let (job, whole) = setup(dir.path(), IMAGING, "whole", "cpu");
+    let o = run(&["--quiet", "run", job.to_str().unwrap(), attributes[0], attributes[1]]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let (job, split) = setup(dir.path(), IMAGING, "split", "cpu");
+    for i in 1..=3 {
+        let share = format!("{i}/3");
+        let o = run(&["--quiet", "run", job.to_str().unwrap(), "--shard", &share, attributes[0], attributes[1]]);
+        assert_eq!(o.code(), Some(0), "share {share}: {o:?}");
+    }
+    let o = run(&["reduce", job.to_str().unwrap(), "--shards", "3", attributes[0], attributes[1]]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let products: Vec<String> = names(&whole).into_iter().filter(|n| n.ends_with(".npy")).collect();
+    assert_eq!(products.len(), 7, "four products and the envelopes of three slices: {products:?}");
+    for name in &products {
+        let (shape_a, x) = seisimage::io::npy::read(&split.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (shape_b, y) = seisimage::io::npy::read(&whole.join(name)).unwrap();
+        assert_eq!(shape_a, shape_b, "{name}");
+        let d: f64 = x.iter().zip(&y).map(|(p, q)| (*p as f64 - *q as f64).powi(2)).sum();
+        let n: f64 = y.iter().map(|q| (*q as f64).powi(2)).sum();
+        assert!(n > 0.0 && (d / n).sqrt() <= 1e-4, "{name}: relative L2 {:.2e}", (d / n).sqrt());
+    }
+}
+
 /// `reduce` refuses, with exit code 2 and the reason, a share count with shares missing and a share made
 /// for another job; a damaged share is a failure (exit 1) naming the file. Nothing is written.
 #[test]
