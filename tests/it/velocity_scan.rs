@@ -59,7 +59,7 @@ fn for_each_backend_at_once_and_in_bands(p: &Prepared, mut f: impl FnMut(&mut dy
             let mut ctx = RunContext::new(&Silent, CancelToken::new());
             match gpu.migrate_scan(&p.migrations(), &mut ctx, &sinks) {
                 Ok(()) if ctx.stats.frequency_bands >= 3 => break,
-                Ok(()) => limit = limit * 9 / 10,
+                Ok(()) => limit = limit * 19 / 20,
                 Err(e) => panic!("the scan was refused at {limit} bytes before it ran in 3 bands: {e}"),
             }
         }
