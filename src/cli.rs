@@ -413,6 +413,10 @@ pub struct BenchArgs {
     /// CPU mode: thread counts to measure scaling over (default 1, 2, 4, … all cores).
     #[arg(long, value_delimiter = ',')]
     pub threads: Vec<usize>,
+    /// Also time a velocity scan of N members (velocity × 0.9 … × 1.1) from one ingest, against one ingest
+    /// plus N migrations and against N separate runs.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub scales: usize,
 }
 
 fn parse_size(s: &str) -> Result<[usize; 3], String> {

@@ -23,6 +23,7 @@ use crate::imaging::ImagingParams;
 use crate::io::{FileFormat, InputOptions};
 use crate::render::RenderOptions;
 use crate::velocity::VelocitySpec;
+use crate::volume::Domain;
 use crate::window::{NonFinite, WindowParams};
 
 /// Where a job computes.
@@ -316,10 +317,31 @@ pub struct OutputConfig {
     pub index: bool,
     #[serde(default)]
     pub roi: Vec<RoiConfig>,
+    /// The domains every product is written in: depth as imaged, and/or two-way time converted with the
+    /// velocity model. Default depth only.
+    #[serde(default = "depth_only")]
+    pub domain: Vec<Domain>,
+    /// Sample interval (ms) of products in time. Default: the input's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_step_ms: Option<f64>,
+    /// Two-way times (ms) of horizontal slices in time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub time_slices: Vec<f64>,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn depth_only() -> Vec<Domain> {
+    vec![Domain::Depth]
+}
+
+impl OutputConfig {
+    /// Whether products are written in `domain` (an empty list, as in a config made in code, is depth).
+    pub fn writes(&self, domain: Domain) -> bool {
+        self.domain.contains(&domain) || (self.domain.is_empty() && domain == Domain::Depth)
+    }
 }
 
 /// `output.existing`: what a run does with the files already in its output folder.
@@ -358,6 +380,9 @@ impl Default for OutputConfig {
             attribute_window_m: default_attribute_window(),
             index: true,
             roi: Vec::new(),
+            domain: depth_only(),
+            time_step_ms: None,
+            time_slices: Vec::new(),
         }
     }
 }
@@ -436,7 +461,7 @@ impl Job {
         let folder = self.source.parent().map(Path::to_path_buf).unwrap_or_default();
         let c = &mut self.config;
         let mut paths = vec![("input.path", &mut c.input.path), ("output.dir", &mut c.output.dir)];
-        if let VelocitySpec::File { path, .. } = &mut c.velocity {
+        if let Some(path) = &mut c.velocity.path {
             paths.push(("velocity.path", path));
         }
         if let Some(path) = &mut c.compute.scratch_dir {
@@ -462,8 +487,12 @@ impl Job {
             }
         }
         c.window.validate().map_err(|e| self.locate(e))?;
+        c.velocity.check().map_err(|e| self.locate(e))?;
         let o = &c.output;
-        let slices = !o.inlines.is_empty() || !o.crosslines.is_empty() || !o.depth_slices.is_empty();
+        let slices = !o.inlines.is_empty()
+            || !o.crosslines.is_empty()
+            || !o.depth_slices.is_empty()
+            || !o.time_slices.is_empty();
         if !slices && o.roi.is_empty() {
             return Err(self.error_at(
                 "output",
@@ -471,6 +500,7 @@ impl Job {
                  [[output.roi]]",
             ));
         }
+        self.check_domains()?;
         if let Some((n, z)) = o.depth_slices.iter().enumerate().find(|(_, z)| !z.is_finite() || **z < 0.0) {
             let key = format!("output.depth_slices.{n}");
             return Err(self.error_at(&key, format!("depths must be in metres, ≥ 0, not {z}")));
@@ -528,6 +558,45 @@ impl Job {
             }
         }
         o.render.validate().map_err(|e| self.locate(e.within("output.render")))
+    }
+
+    /// `output.domain` and the keys of products in time.
+    fn check_domains(&self) -> Result<()> {
+        let o = &self.config.output;
+        if o.domain.is_empty() {
+            return Err(self.error_at("output.domain", "list the domains to write: [\"depth\"], [\"time\"] or both"));
+        }
+        if o.domain.len() == 2 && o.domain[0] == o.domain[1] {
+            return Err(self.error_at("output.domain", "a domain is listed twice"));
+        }
+        if !o.writes(Domain::Time) {
+            if !o.time_slices.is_empty() {
+                return Err(self.error_at(
+                    "output.time_slices",
+                    "time slices are products in two-way time: add \"time\" to output.domain",
+                ));
+            }
+            if o.time_step_ms.is_some() {
+                return Err(
+                    self.error_at("output.time_step_ms", "applies to products in time: add \"time\" to output.domain")
+                );
+            }
+        }
+        if !o.writes(Domain::Depth) && !o.depth_slices.is_empty() {
+            return Err(self.error_at(
+                "output.depth_slices",
+                "depth slices are products in depth, and output.domain does not list \"depth\" (in time, ask for \
+                 output.time_slices in ms)",
+            ));
+        }
+        if let Some((n, t)) = o.time_slices.iter().enumerate().find(|(_, t)| !t.is_finite() || **t < 0.0) {
+            let key = format!("output.time_slices.{n}");
+            return Err(self.error_at(&key, format!("times must be in ms, ≥ 0, not {t}")));
+        }
+        if let Some(dt) = o.time_step_ms.filter(|dt| !(dt.is_finite() && *dt > 0.0)) {
+            return Err(self.error_at("output.time_step_ms", format!("must be a sample interval in ms > 0, not {dt}")));
+        }
+        Ok(())
     }
 
     /// The fully resolved config as TOML (every default shown, paths absolute).

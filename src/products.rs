@@ -1,15 +1,17 @@
 //! From the `[output]` section to boxes of the image, and from migrated boxes to files.
 //!
 //! Every product — inline, crossline, depth slice or ROI, or a complex-trace attribute of one — is one box of
-//! the image grid. The engines only ever see the boxes ([`ImageRequest`]); this module names them, and
-//! writes each one as PNG and/or sub-volume files through temporary names, recording a checksum for the
-//! manifest. Pictures that share a clip with others of the run (`output.render.clip = "kind"` or `"job"`)
+//! the image grid, in depth as imaged or converted to two-way time ([`crate::time_domain`]), from the one
+//! migration of the job or from a member of its velocity scan ([`crate::scan`]). The engines only ever see
+//! the boxes ([`ImageRequest`]); this module names them, and writes each one as PNG and/or sub-volume files
+//! through temporary names, recording a checksum for the manifest. Pictures that share a clip with others of the run (`output.render.clip = "kind"` or `"job"`)
 //! are drawn once all of them are in; the run's `index.html` is written last, beside them.
 //!
 //! Where the image holds nothing the data can support, every product of every engine holds zeros, in every
 //! format ([`deliverable`]): on traces missing from the input (which the pictures draw as no data, and
-//! HDF5 and SEG-Y files mark as such), and below the deepest depth the record reaches
-//! ([`crate::imaging::Plan::reach`]).
+//! HDF5 and SEG-Y files mark as such), and below the deepest depth the record reaches through the velocity
+//! of the product's migration ([`crate::imaging::Plan::reach`]). A product in time is made so in depth
+//! first, then converted.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,7 @@ use serde::Serialize;
 use crate::attributes::{Attribute, AttributeOutput};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
+use crate::imaging::plan::{CHECK_THE_VELOCITY, DEPTH_FROM_VELOCITY};
 use crate::imaging::{ImageRequest, ImagingParams, ProductSink};
 use crate::io::output::{commit_together_replacing, write_sealed, FileDigest, Replaced, SealedOutput};
 use crate::io::VolumeSink;
@@ -28,8 +31,9 @@ use crate::job::{Job, OutputConfig, VolumeFormat};
 use crate::progress::Progress;
 use crate::render::page::{index_html, Page, PageEntry};
 use crate::render::{self, ClipScope, PictureInfo, Provenance, Quantity, RenderOptions, SliceData};
-use crate::velocity::VelocitySpec;
-use crate::volume::{Geometry, IndexBox, LineAxis, SampleAxis, Volume};
+use crate::time_domain::TimeForm;
+use crate::velocity::{ScanStep, VelocityModel};
+use crate::volume::{Domain, Geometry, IndexBox, LineAxis, SampleAxis, Volume};
 
 /// What a product is, in the user's terms.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -47,18 +51,28 @@ pub enum ProductKind {
     Roi {
         name: String,
     },
+    TimeSlice {
+        twt_ms: f64,
+    },
+    /// The same section of every migration of a velocity scan, side by side (`of`: the sections' stem).
+    Panel {
+        of: String,
+        scan: Vec<ScanStep>,
+    },
     /// The run's page, `index.html`.
     Index,
 }
 
 impl ProductKind {
     /// The kind in words, for the pictures' notes: `inline`, `crossline`, `depth slice`, `ROI`.
-    fn noun(&self) -> &'static str {
+    pub(crate) fn noun(&self) -> &'static str {
         match self {
             ProductKind::Inline { .. } => "inline",
             ProductKind::Crossline { .. } => "crossline",
             ProductKind::DepthSlice { .. } => "depth slice",
             ProductKind::Roi { .. } => "ROI",
+            ProductKind::TimeSlice { .. } => "time slice",
+            ProductKind::Panel { .. } => "panel",
             ProductKind::Index => "page",
         }
     }
@@ -76,6 +90,13 @@ pub struct ProductSpec {
     pub region: IndexBox,
     pub formats: Vec<VolumeFormat>,
     pub png: bool,
+    /// In two-way time: the box of the depth image converted so (`None`: in depth, as imaged).
+    pub time: Option<Arc<TimeForm>>,
+    /// The member of a velocity scan it comes from (`None`: the job migrates once).
+    pub scan: Option<ScanStep>,
+    /// The deepest depth (m) the record reaches through the velocity of its migration, when the image goes
+    /// deeper ([`crate::imaging::Plan::reach`]): the product is zero below it (see [`deliverable`]).
+    pub reach: Option<f64>,
 }
 
 impl ProductSpec {
@@ -90,16 +111,49 @@ impl ProductSpec {
         }
     }
 
-    /// The product in words: `Inline 120`, `Depth 150 m, envelope`.
+    /// The product in words: `Inline 120`, `Depth 150 m, envelope`, `Inline 120, two-way time, velocity
+    /// scale 0.95`.
     pub fn label(&self) -> String {
-        match &self.attribute {
-            Some(a) => format!("{}, {}", title(&self.kind), a.attribute.title()),
-            None => title(&self.kind),
+        let what = match &self.kind {
+            ProductKind::Inline { .. } | ProductKind::Crossline { .. } | ProductKind::Roi { .. }
+                if self.time.is_some() =>
+            {
+                format!("{}, two-way time", title(&self.kind))
+            }
+            _ => title(&self.kind),
+        };
+        let what = match &self.attribute {
+            Some(a) => format!("{what}, {}", a.attribute.title()),
+            None => what,
+        };
+        match self.scan {
+            Some(step) => format!("{what}, velocity {}", step.label()),
+            None => what,
+        }
+    }
+
+    /// The geometry of the product as written: its box of the image, in time when it is a product in time.
+    pub fn geometry(&self, image: &Geometry) -> Geometry {
+        let mut g = image.subset(&self.output_region());
+        if let Some(t) = &self.time {
+            g.samples = t.axis;
+        }
+        g
+    }
+
+    /// The product's values as written, from those of its box as the engine hands them over: zero where
+    /// nothing was recorded ([`deliverable`], in depth), then converted to time when it is in time.
+    pub fn values<'a>(&self, image: &Geometry, box_values: &'a [f32]) -> Cow<'a, [f32]> {
+        let in_depth = image.subset(&self.output_region());
+        let values = deliverable(box_values, &in_depth, self.reach);
+        match &self.time {
+            Some(t) => Cow::Owned(t.convert(&values)),
+            None => values,
         }
     }
 
     /// What its values are.
-    fn quantity(&self) -> Quantity {
+    pub(crate) fn quantity(&self) -> Quantity {
         match &self.attribute {
             Some(a) => a.attribute.quantity("m"),
             None => Quantity::amplitude(),
@@ -127,6 +181,9 @@ pub fn plan_products(
         region,
         formats: output.slice_formats.clone(),
         png: output.png,
+        time: None,
+        scan: None,
+        reach: None,
     };
     let at = |key: String| move |e: Error| Error::at_key(key, e.to_string());
     for (n, &il) in output.inlines.iter().enumerate() {
@@ -183,6 +240,9 @@ pub fn plan_products(
             region,
             formats: r.formats.clone(),
             png: false,
+            time: None,
+            scan: None,
+            reach: None,
         });
     }
     specs.extend(attribute_products(output, image, &specs));
@@ -192,22 +252,101 @@ pub fn plan_products(
             ProductKind::Inline { .. } => "output.inlines",
             ProductKind::Crossline { .. } => "output.crosslines",
             ProductKind::DepthSlice { .. } => "output.depth_slices",
-            ProductKind::Roi { .. } | ProductKind::Index => "output.roi",
+            ProductKind::TimeSlice { .. } => "output.time_slices",
+            ProductKind::Roi { .. } | ProductKind::Panel { .. } | ProductKind::Index => "output.roi",
         };
         return Err(Error::at_key(key, format!("the product {} is requested twice", dup.stem)));
     }
     Ok((specs, warnings))
 }
 
-/// How to image deeper, in words: the depth axis comes from `imaging.zmax` or `imaging.nz`, else from the
-/// velocity, which may then be the real cause (km/s for m/s).
-fn deeper(imaging: &ImagingParams) -> &'static str {
-    match (imaging.zmax, imaging.nz) {
-        (None, None) => {
-            "without imaging.zmax or imaging.nz the image ends where the vertical two-way time through the velocity \
-             reaches the last sample: check that the velocity is in m/s, or set imaging.zmax"
+/// Most samples per trace of a product in time (a guard against a mistyped `output.time_step_ms`).
+const MAX_TIME_SAMPLES: usize = 1_000_000;
+
+/// The products of `output` in two-way time (`output.domain` holds "time"), one list per velocity model
+/// (the migrations of a velocity scan), each converted with its model and sampled every `step_ms`: the
+/// sections and regions of [`plan_products`] with `_time` after their stem, and a slice per
+/// `output.time_slices`. Every list asks for the same boxes of the image. The complex-trace attributes are
+/// products in depth only: the instantaneous frequency of a depth section is a wavenumber.
+pub fn plan_time_products(
+    output: &OutputConfig,
+    image: &Geometry,
+    imaging: &ImagingParams,
+    velocities: &[&VelocityModel],
+    step_ms: f64,
+) -> Result<Vec<Vec<ProductSpec>>> {
+    let roi = output.roi.iter().map(|r| crate::job::RoiConfig { attributes: Vec::new(), ..r.clone() }).collect();
+    let sections = OutputConfig { depth_slices: Vec::new(), attributes: Vec::new(), roi, ..output.clone() };
+    // Their warnings are those of the products in depth, which are the same boxes.
+    let (boxes, _) = plan_products(&sections, image, imaging)?;
+    // A time slice's box holds its time at every trace, for every model.
+    let mut slices = Vec::new();
+    for (n, &t) in output.time_slices.iter().enumerate() {
+        let mut s: Option<std::ops::Range<usize>> = None;
+        for v in velocities {
+            let levels = TimeForm::slice_levels(v, image, t, &format!("output.time_slices.{n}"))?;
+            s = Some(s.map_or(levels.clone(), |s| s.start.min(levels.start)..s.end.max(levels.end)));
         }
-        _ => "raise imaging.zmax (or imaging.nz)",
+        let s = s.expect("at least one velocity");
+        slices.push((t, IndexBox { il: 0..image.ilines.len, xl: 0..image.xlines.len, s }));
+    }
+    // Every model's form of each box, on one time axis: the members of a scan compare sample by sample.
+    let mut forms: Vec<Vec<TimeForm>> = velocities.iter().map(|_| Vec::with_capacity(boxes.len())).collect();
+    for spec in &boxes {
+        let of_box: Vec<TimeForm> =
+            velocities.iter().map(|v| TimeForm::of_box(v, image, &spec.region, step_ms)).collect();
+        let first = of_box.iter().map(|f| f.axis.origin).fold(f64::INFINITY, f64::min);
+        let last = of_box.iter().map(|f| f.axis.last()).fold(f64::NEG_INFINITY, f64::max);
+        let len = ((last - first) / step_ms).round() as usize + 1;
+        if len > MAX_TIME_SAMPLES {
+            return Err(Error::at_key(
+                "output.time_step_ms",
+                format!(
+                    "{} in time would have {len} samples of {step_ms} ms per trace (at most {MAX_TIME_SAMPLES})",
+                    spec.stem
+                ),
+            ));
+        }
+        let axis = SampleAxis { origin: first, len, ..of_box[0].axis };
+        for (list, form) in forms.iter_mut().zip(of_box) {
+            list.push(form.on_axis(axis));
+        }
+    }
+    let mut lists = Vec::with_capacity(velocities.len());
+    for (v, forms) in velocities.iter().zip(forms) {
+        let mut specs = Vec::new();
+        for (spec, form) in boxes.iter().zip(forms) {
+            let time = Some(Arc::new(form));
+            specs.push(ProductSpec { stem: format!("{}_time", spec.stem), time, ..spec.clone() });
+        }
+        for (t, region) in &slices {
+            specs.push(ProductSpec {
+                kind: ProductKind::TimeSlice { twt_ms: *t },
+                attribute: None,
+                stem: format!("time_{}ms", t.round() as i64),
+                time: Some(Arc::new(TimeForm::at_time(v, image, region, *t))),
+                region: region.clone(),
+                formats: output.slice_formats.clone(),
+                png: output.png,
+                scan: None,
+                reach: None,
+            });
+        }
+        let mut stems = std::collections::HashSet::new();
+        if let Some(dup) = specs.iter().find(|s| !stems.insert(s.stem.clone())) {
+            return Err(Error::at_key("output.time_slices", format!("the product {} is requested twice", dup.stem)));
+        }
+        lists.push(specs);
+    }
+    Ok(lists)
+}
+
+/// How to image deeper, in words: the depth axis comes from `imaging.zmax` or `imaging.nz`, else from the
+/// velocity, which may then be the real cause (km/s for m/s): said as every such message says it.
+fn deeper(imaging: &ImagingParams) -> String {
+    match (imaging.zmax, imaging.nz) {
+        (None, None) => format!("{DEPTH_FROM_VELOCITY}: {CHECK_THE_VELOCITY}"),
+        _ => "raise imaging.zmax (or imaging.nz)".into(),
     }
 }
 
@@ -356,6 +495,9 @@ fn attribute_products(output: &OutputConfig, image: &Geometry, specs: &[ProductS
                 region,
                 formats: spec.formats.clone(),
                 png: spec.png,
+                time: None,
+                scan: None,
+                reach: None,
             });
         }
     }
@@ -381,7 +523,10 @@ pub fn estimated_bytes(specs: &[ProductSpec], render: &RenderOptions) -> u64 {
     specs
         .iter()
         .map(|s| {
-            let values = s.output_region().len() as u64;
+            let values = match &s.time {
+                Some(t) => (s.region.il.len() * s.region.xl.len() * t.axis.len) as u64,
+                None => s.output_region().len() as u64,
+            };
             let files = s.formats.len() as u64 * (4 * values + FILE_HEADERS);
             let png = if s.png { 3 * values.max(min_area).min(render.max_pixels) + PNG_EXTRAS } else { 0 };
             files + png
@@ -407,17 +552,34 @@ pub struct ProductRecord {
     /// The complex-trace attribute the product is, if it is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attribute: Option<Attribute>,
+    /// The member of a velocity scan it comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<ScanStep>,
     /// Axes of the product as written (none for the page).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub axes: Option<ProductAxes>,
     pub files: Vec<ProductFile>,
 }
 
+/// The axes of a product: its sample axis is named `depth` (m) or `twt` (ms, a product in time).
 #[derive(Clone, Debug, Serialize)]
 pub struct ProductAxes {
     pub iline: LineAxis,
     pub xline: LineAxis,
-    pub depth: SampleAxis,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<SampleAxis>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub twt: Option<SampleAxis>,
+}
+
+impl ProductAxes {
+    pub fn of(g: &Geometry) -> Self {
+        let (depth, twt) = match g.samples.domain {
+            Domain::Depth => (Some(g.samples), None),
+            Domain::Time => (None, Some(g.samples)),
+        };
+        ProductAxes { iline: g.ilines, xline: g.xlines, depth, twt }
+    }
 }
 
 /// Values written per step of a sub-volume file: a stop request is honoured between steps.
@@ -427,6 +589,9 @@ const WRITE_BLOCK_VALUES: usize = 4 << 20;
 pub struct WrittenProduct {
     kind: ProductKind,
     attribute: Option<Attribute>,
+    scan: Option<ScanStep>,
+    /// The product in words, for the page.
+    label: String,
     axes: Option<ProductAxes>,
     /// Its files with their formats, in the manifest's order.
     files: Vec<(SealedOutput, &'static str)>,
@@ -435,12 +600,55 @@ pub struct WrittenProduct {
 }
 
 /// A picture to draw once the clip of its group is known.
-struct PendingPicture {
+pub(crate) struct PendingPicture {
     path: PathBuf,
     slice: SliceData,
     info: PictureInfo,
+    /// How it is drawn: the run's options, or a panel's (wider).
+    render: RenderOptions,
     /// The pictures that share its clip: its kind (for `clip = "kind"`) and its quantity.
     group: (Option<&'static str>, String),
+}
+
+impl WrittenProduct {
+    /// A product that is only a picture, `slice` of `info` drawn with `render` at `path` as `kind`: drawn
+    /// now, or once the pictures it shares a clip with are in (those of `noun`'s kind, or of the run).
+    pub(crate) fn picture(
+        kind: ProductKind,
+        noun: &'static str,
+        axes: ProductAxes,
+        path: PathBuf,
+        slice: SliceData,
+        info: PictureInfo,
+        render: RenderOptions,
+    ) -> Result<Self> {
+        let label = info.product.clone();
+        let (files, pending) = picture_files(path, slice, info, render, noun)?;
+        Ok(WrittenProduct { kind, attribute: None, scan: None, label, axes: Some(axes), files, pending })
+    }
+}
+
+/// A picture's files, drawn now when it has a clip of its own; else nothing yet, and the picture pending
+/// until its group's clip is known (see [`draw_shared_pictures`]).
+#[allow(clippy::type_complexity)]
+fn picture_files(
+    path: PathBuf,
+    slice: SliceData,
+    info: PictureInfo,
+    render: RenderOptions,
+    noun: &'static str,
+) -> Result<(Vec<(SealedOutput, &'static str)>, Option<PendingPicture>)> {
+    match render.clip.scope() {
+        Some(ClipScope::Kind) | Some(ClipScope::Job) => {
+            let kind = (render.clip.scope() == Some(ClipScope::Kind)).then_some(noun);
+            let group = (kind, info.quantity.name.clone());
+            Ok((Vec::new(), Some(PendingPicture { path, slice, info, render, group })))
+        }
+        _ => {
+            let [sidecar, png] = render::render_png_sealed(&path, &slice.as_slice(), &render, &info)?.files;
+            Ok((vec![(png, "png"), (sidecar, "json")], None))
+        }
+    }
 }
 
 /// What the run's pictures and page say about the run.
@@ -448,43 +656,62 @@ struct PendingPicture {
 pub struct RunReport {
     /// Written in every picture's footer.
     pub provenance: Provenance,
+    /// The velocity of each member of a velocity scan in a few words, for its pictures' footers (the
+    /// provenance's velocity is the whole scan's).
+    pub scan: Vec<(ScanStep, String)>,
     /// The page's heading (the job file's name) and the job as run, as TOML; `None`: no `index.html`.
     pub page: Option<(String, String)>,
 }
 
 impl RunReport {
-    /// The report of `job`, run now.
-    pub fn of(job: &Job) -> Self {
+    /// The report of `job`, run now with the interval velocity `velocity` in depth (converted from the
+    /// job's form), or with the members of a velocity scan `scan`.
+    pub fn of(job: &Job, velocity: &VelocityModel, scan: &[(ScanStep, &VelocityModel)]) -> Self {
         let c = &job.config;
+        let file = c.velocity.path.as_deref().and_then(Path::file_name).map(|f| f.to_string_lossy().into_owned());
+        let velocity_summary = |v: &VelocityModel| match &file {
+            Some(file) => format!("{} from {file}", velocity_summary(v)),
+            None => velocity_summary(v),
+        };
+        let velocity = match scan {
+            [] => velocity_summary(velocity),
+            [(first, _), .., (last, _)] => {
+                format!("velocity scan of {}: {} to {}", scan.len(), first.label(), last.label())
+            }
+            [(only, _)] => only.label(),
+        };
         let provenance = Provenance {
             method: Some(c.imaging.method.name().to_string()),
-            velocity: Some(velocity_summary(&c.velocity)),
+            velocity: Some(velocity),
             dz_m: Some(c.imaging.dz),
             fmax_hz: Some(c.imaging.fmax),
             ..Provenance::now(&c.input.path)
         };
+        let scan = scan.iter().map(|(step, v)| (*step, format!("{}, {}", velocity_summary(v), step.label()))).collect();
         let name = job.source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let page = c.output.index.then(|| (name, job.to_toml()));
-        RunReport { provenance, page }
+        RunReport { provenance, scan, page }
+    }
+
+    /// What produced the pictures of `spec`: the run, with its member's velocity in a scan.
+    pub fn provenance_of(&self, spec: &ProductSpec) -> Provenance {
+        let member = spec.scan.and_then(|step| self.scan.iter().find(|(s, _)| *s == step));
+        match member {
+            Some((_, velocity)) => Provenance { velocity: Some(velocity.clone()), ..self.provenance.clone() },
+            None => self.provenance.clone(),
+        }
     }
 }
 
-/// The velocity of a job in a few words.
-fn velocity_summary(v: &VelocitySpec) -> String {
+/// An interval velocity in depth in a few words: `v 2000 m/s`, `v(z) 1500-2600 m/s`, `v(x, y, z)
+/// 1480-4200 m/s`.
+fn velocity_summary(v: &VelocityModel) -> String {
     let n = |x: f64| format!("{}", (x * 10.0).round() / 10.0);
+    let (lo, hi) = v.range();
     match v {
-        VelocitySpec::Constant { velocity } => format!("v {} m/s", n(*velocity)),
-        VelocitySpec::Table { velocities, .. } => {
-            let lo = velocities.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = velocities.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            format!("v(z) {}-{} m/s", n(lo), n(hi))
-        }
-        VelocitySpec::File { path, .. } => {
-            format!(
-                "v(x, y, z) from {}",
-                path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
-            )
-        }
+        VelocityModel::Constant(c) => format!("v {} m/s", n(*c)),
+        VelocityModel::Table(_) => format!("v(z) {}-{} m/s", n(lo), n(hi)),
+        VelocityModel::Grid(_) => format!("v(x, y, z) {}-{} m/s", n(lo), n(hi)),
     }
 }
 
@@ -499,8 +726,6 @@ pub struct ProductTarget<'a> {
     /// not carry them when the survey has no coordinates).
     pub bin_size: [f64; 2],
     pub render: &'a RenderOptions,
-    /// The deepest depth the record reaches, when the image goes deeper (see [`deliverable`]).
-    pub reach: Option<f64>,
     /// The run's stop request, honoured between the steps of writing.
     pub cancel: CancelToken,
     /// What the pictures and the page say about the run.
@@ -528,31 +753,35 @@ pub struct OpenProduct {
 
 impl OpenProduct {
     pub fn create(dir: &Path, spec: &ProductSpec, image: &Geometry) -> Result<Self> {
-        let geometry = image.subset(&spec.output_region());
+        let geometry = spec.geometry(image);
+        let mut options = crate::io::WriteOptions::default();
+        if spec.time.is_some() {
+            options.segy.text = TIME_NOTE.iter().map(|l| l.to_string()).collect();
+        }
         let mut sinks = Vec::with_capacity(spec.formats.len());
         for f in &spec.formats {
             let t = std::time::Instant::now();
             let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
-            sinks.push((*f, VolumeSink::create(f.file_format(), &path, &geometry, &Default::default())?));
+            sinks.push((*f, VolumeSink::create(f.file_format(), &path, &geometry, &options)?));
             tracing::trace!("{} as {}: created in {:.1} ms", spec.stem, f.extension(), t.elapsed().as_secs_f64() * 1e3);
         }
         Ok(OpenProduct { spec: spec.clone(), dir: dir.to_path_buf(), geometry, sinks })
     }
 
-    /// Draw the picture and fill the files with `data` (the product's values, `[il][xl][z]`), each left
-    /// under its temporary name, checksummed, for [`commit_products`]. Stops between steps once the
-    /// target's run is asked to stop.
+    /// Draw the picture and fill the files with `data` (the values of the product's box as the engine hands
+    /// them over, `[il][xl][z]`, in depth), each left under its temporary name, checksummed, for
+    /// [`commit_products`]. Stops between steps once the target's run is asked to stop.
     pub fn write(self, data: &[f32], target: &ProductTarget) -> Result<WrittenProduct> {
         let OpenProduct { spec, dir, geometry: g, sinks } = self;
-        if data.len() != g.n_values() {
+        let in_depth = spec.output_region().len();
+        if data.len() != in_depth {
             return Err(Error::Internal(format!(
-                "product {}: {} values for a box of {}",
+                "product {}: {} values for a box of {in_depth}",
                 spec.stem,
-                data.len(),
-                g.n_values()
+                data.len()
             )));
         }
-        let data = &*deliverable(data, &g, target.reach);
+        let data = &*spec.values(target.image, data);
         let cancel = &target.cancel;
         let mut files = Vec::new();
         let mut pending = None;
@@ -563,23 +792,11 @@ impl OpenProduct {
             let info = PictureInfo {
                 product: spec.label(),
                 quantity: spec.quantity(),
-                provenance: Some(target.report.provenance.clone()),
+                provenance: Some(target.report.provenance_of(&spec)),
                 clip: None,
                 map: slice.map.clone(),
             };
-            match target.render.clip.scope() {
-                Some(ClipScope::Kind) | Some(ClipScope::Job) => {
-                    let kind = (target.render.clip.scope() == Some(ClipScope::Kind)).then(|| spec.kind.noun());
-                    let group = (kind, info.quantity.name.clone());
-                    pending = Some(PendingPicture { path, slice, info, group });
-                }
-                _ => {
-                    let [sidecar, png] =
-                        render::render_png_sealed(&path, &slice.as_slice(), target.render, &info)?.files;
-                    files.push((png, "png"));
-                    files.push((sidecar, "json"));
-                }
-            }
+            (files, pending) = picture_files(path, slice, info, target.render.clone(), spec.kind.noun())?;
         }
         for (f, mut sink) in sinks {
             let mut steps = crate::stats::Stages::default();
@@ -597,9 +814,11 @@ impl OpenProduct {
             steps.log_trace(&format!("{} as {}", spec.stem, f.extension()));
         }
         Ok(WrittenProduct {
+            label: spec.label(),
             kind: spec.kind,
             attribute: spec.attribute.map(|a| a.attribute),
-            axes: Some(ProductAxes { iline: g.ilines, xline: g.xlines, depth: g.samples }),
+            scan: spec.scan,
+            axes: Some(ProductAxes::of(&g)),
             files,
             pending,
         })
@@ -669,8 +888,9 @@ impl<'r, 's> ProductWriter<'r, 's> {
     }
 
     /// Wait for every product, once the engine has handed them all over: written under temporary names,
-    /// in the order of the specs, or the first error.
-    pub fn finish(self, progress: &dyn Progress) -> Result<Written> {
+    /// in the order of the specs and followed by `more` (pictures made of several products: the panels of
+    /// a velocity scan), or the first error.
+    pub fn finish(self, progress: &dyn Progress, more: Vec<WrittenProduct>) -> Result<Written> {
         let t = std::time::Instant::now();
         let ProductWriter { specs, done, finished, .. } = self;
         // The channel closes once every task that may still send is done.
@@ -692,11 +912,12 @@ impl<'r, 's> ProductWriter<'r, 's> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        products.extend(more);
         let target = self.target;
         draw_shared_pictures(&mut products, target)?;
         if let Some((title, job)) = &target.report.page {
             target.cancel.check()?;
-            products.push(index_page(&products, specs, target, title, job)?);
+            products.push(index_page(&products, target, title, job)?);
         }
         Ok(Written { products, after_migration: t.elapsed() })
     }
@@ -706,7 +927,6 @@ impl<'r, 's> ProductWriter<'r, 's> {
 /// all its pictures, then they are drawn side by side.
 fn draw_shared_pictures(products: &mut [WrittenProduct], target: &ProductTarget) -> Result<()> {
     use rayon::prelude::*;
-    let opts = target.render;
     // Each group of pictures (see `PendingPicture::group`) with the products that hold them.
     type Group = (Option<&'static str>, String);
     let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
@@ -723,7 +943,7 @@ fn draw_shared_pictures(products: &mut [WrittenProduct], target: &ProductTarget)
         target.cancel.check()?;
         let pending: Vec<&PendingPicture> = members.iter().filter_map(|&i| products[i].pending.as_ref()).collect();
         let values: Vec<std::borrow::Cow<[f32]>> =
-            pending.iter().map(|p| render::display_values(&p.slice.as_slice(), &p.info.quantity, opts)).collect();
+            pending.iter().map(|p| render::display_values(&p.slice.as_slice(), &p.info.quantity, &p.render)).collect();
         let parts: Vec<&[f32]> = values.iter().map(|v| v.as_ref()).collect();
         let n = members.len();
         let (scope, over) = match kind {
@@ -732,7 +952,7 @@ fn draw_shared_pictures(products: &mut [WrittenProduct], target: &ProductTarget)
             None if n == 1 => (ClipScope::Job, format!("in the only picture of {quantity} of this run")),
             None => (ClipScope::Job, format!("over all {n} pictures of {quantity} of this run")),
         };
-        let clip = render::decide_clip(&parts, &pending[0].info.quantity, opts, scope, &over);
+        let clip = render::decide_clip(&parts, &pending[0].info.quantity, &pending[0].render, scope, &over);
         for &i in members {
             clips[i] = Some(clip.clone());
         }
@@ -743,10 +963,9 @@ fn draw_shared_pictures(products: &mut [WrittenProduct], target: &ProductTarget)
         .filter_map(|(i, p)| p.pending.as_ref().map(|pending| (i, pending)))
         .map(|(i, pending)| {
             let info = PictureInfo { clip: clips[i].clone(), ..pending.info.clone() };
-            let drawn = target
-                .cancel
-                .check()
-                .and_then(|()| render::render_png_sealed(&pending.path, &pending.slice.as_slice(), opts, &info));
+            let drawn = target.cancel.check().and_then(|()| {
+                render::render_png_sealed(&pending.path, &pending.slice.as_slice(), &pending.render, &info)
+            });
             (i, drawn)
         })
         .collect();
@@ -761,20 +980,13 @@ fn draw_shared_pictures(products: &mut [WrittenProduct], target: &ProductTarget)
 }
 
 /// The run's `index.html`, as a product of its own.
-fn index_page(
-    products: &[WrittenProduct],
-    specs: &[ProductSpec],
-    target: &ProductTarget,
-    title: &str,
-    job: &str,
-) -> Result<WrittenProduct> {
+fn index_page(products: &[WrittenProduct], target: &ProductTarget, title: &str, job: &str) -> Result<WrittenProduct> {
     let name =
         |f: &SealedOutput| f.final_path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let entries = products
         .iter()
-        .zip(specs)
-        .map(|(p, spec)| PageEntry {
-            label: spec.label(),
+        .map(|p| PageEntry {
+            label: p.label.clone(),
             picture: p.files.iter().find(|(_, format)| *format == "png").map(|(f, _)| name(f)),
             files: p
                 .files
@@ -797,6 +1009,8 @@ fn index_page(
     Ok(WrittenProduct {
         kind: ProductKind::Index,
         attribute: None,
+        scan: None,
+        label: "Index".into(),
         axes: None,
         files: vec![(file, "html")],
         pending: None,
@@ -854,7 +1068,7 @@ pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecor
         let mut files: Vec<_> =
             w.files.into_iter().enumerate().map(|(i, (file, format))| ((p, i, format), file)).collect();
         files.sort_by_key(|((.., format), _)| *format != "json");
-        heads.push((w.kind, w.attribute, w.axes, files.len()));
+        heads.push((w.kind, w.attribute, w.scan, w.axes, files.len()));
         order.extend(files);
     }
     let (places, sealed): (Vec<_>, Vec<_>) = order.into_iter().unzip();
@@ -866,9 +1080,10 @@ pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecor
     let records = heads
         .into_iter()
         .zip(files)
-        .map(|((kind, attribute, axes, _), files)| ProductRecord {
+        .map(|((kind, attribute, scan, axes, _), files)| ProductRecord {
             kind,
             attribute,
+            scan,
             axes,
             files: files.into_iter().flatten().collect(),
         })
@@ -876,14 +1091,29 @@ pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecor
     Ok((records, replaced))
 }
 
+/// Lines of the text header of a SEG-Y product in time: the file says how its time axis was made.
+const TIME_NOTE: [&str; 2] = [
+    "TWO-WAY TIME, CONVERTED FROM THE DEPTH IMAGE WITH THE MIGRATION",
+    "VELOCITY MODEL: T(Z) = 2 * INTEGRAL OF DZ / V",
+];
+
 fn title(kind: &ProductKind) -> String {
     match kind {
         ProductKind::Inline { iline } => format!("Inline {iline}"),
         ProductKind::Crossline { xline } => format!("Crossline {xline}"),
         ProductKind::DepthSlice { depth_m } => format!("Depth {depth_m} m"),
         ProductKind::Roi { name } => format!("ROI {name}"),
+        ProductKind::TimeSlice { twt_ms } => format!("Time {twt_ms} ms"),
+        ProductKind::Panel { of, .. } => format!("Velocity scan of {of}"),
         ProductKind::Index => "Index".into(),
     }
+}
+
+/// The picture of a product from the values of its box as the engine hands them over, as its file
+/// would be drawn: with what was not recorded zeroed, and in time when the product is.
+pub fn picture_of(spec: &ProductSpec, image: &Geometry, box_values: &[f32], bin_size: [f64; 2]) -> Result<SliceData> {
+    let values = spec.values(image, box_values).into_owned();
+    slice_of(&spec.kind, Volume { geometry: spec.geometry(image), data: values }, bin_size)
 }
 
 /// A slice product as an image: depth downwards for sections, inlines downwards for maps, with the true
@@ -939,6 +1169,43 @@ mod tests {
     }
 
     #[test]
+    fn a_time_axis_too_long_for_a_mistyped_step_is_refused_before_anything_is_allocated() {
+        let depth = SampleAxis { origin: 0.0, step: 10.0, len: 100, domain: Domain::Depth };
+        let image = Geometry::regular(LineAxis::new(1, 1, 2), LineAxis::new(1, 1, 2), depth);
+        let output = OutputConfig { inlines: vec![1], ..Default::default() };
+        let v = VelocityModel::Constant(2000.0);
+        let imaging = ImagingParams::default();
+        // 990 m is 990 ms: 9.9 million samples of 0.1 µs.
+        let e = plan_time_products(&output, &image, &imaging, &[&v], 1e-4).unwrap_err();
+        assert!(matches!(&e, Error::Setting { key, .. } if key == "output.time_step_ms"), "{e}");
+        let specs = plan_time_products(&output, &image, &imaging, &[&v], 4.0).unwrap();
+        assert_eq!((specs[0][0].stem.as_str(), specs[0][0].time.as_ref().unwrap().axis.len), ("inline_1_time", 248));
+    }
+
+    /// A product in time is made deliverable in depth (missing traces and what lies below the reach zeroed),
+    /// then converted: a dead trace stays dead and times below the reach are zero.
+    #[test]
+    fn a_product_in_time_is_zero_where_nothing_was_recorded() {
+        let depth = SampleAxis { origin: 0.0, step: 10.0, len: 10, domain: Domain::Depth };
+        let mut image = Geometry::regular(LineAxis::new(1, 1, 1), LineAxis::new(1, 1, 2), depth);
+        image.live[1] = false;
+        let v = VelocityModel::Constant(2000.0);
+        let output = OutputConfig { inlines: vec![1], ..Default::default() };
+        let mut spec =
+            plan_time_products(&output, &image, &ImagingParams::default(), &[&v], 10.0).unwrap()[0].remove(0);
+        // 10 m at 2000 m/s is 10 ms two-way: the time axis is the depth axis in ms.
+        assert_eq!(
+            spec.geometry(&image).samples,
+            SampleAxis { origin: 0.0, step: 10.0, len: 10, domain: Domain::Time }
+        );
+        spec.reach = Some(45.0);
+        let values = vec![1.0f32; 20];
+        let got = spec.values(&image, &values);
+        let expect: Vec<f32> = (0..10).map(|k| if k <= 4 { 1.0 } else { 0.0 }).chain([0.0; 10]).collect();
+        assert_eq!(&*got, &expect[..]);
+    }
+
+    #[test]
     fn the_size_estimate_by_hand() {
         let region = IndexBox { il: 0..1, xl: 0..30, s: 0..200 }; // 6000 values
         let spec = |formats: Vec<VolumeFormat>, png| ProductSpec {
@@ -948,6 +1215,9 @@ mod tests {
             region: region.clone(),
             formats,
             png,
+            time: None,
+            scan: None,
+            reach: None,
         };
         let render = RenderOptions::default(); // min_width 800, max_pixels 4096²
                                                // two files of 24000 + 8192 bytes

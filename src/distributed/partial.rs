@@ -7,14 +7,16 @@
 //! ```text
 //! seisimage-partial/1\n          the format and its version
 //! {JSON header}\n                one line: see `Header`
-//! values                         f32, little-endian: every product box of the job in the job's order,
-//!                                each [iline][xline][depth] (depth contiguous), as the products are
+//! values                         f32, little-endian: every product box of the job in the job's order
+//!                                (of every member of a velocity scan, member after member), each
+//!                                [iline][xline][depth] (depth contiguous), as migrated (a complex-trace
+//!                                attribute is taken of the sum, by `reduce`)
 //! ```
 //!
 //! The header says which job the share belongs to (`job`: a fingerprint of the plan, the velocity, the
-//! products and the input's size, see [`fingerprint`]), which share it is, which frequencies it migrated,
-//! the length of each box and the SHA-256 of the values, and the share's record for the manifest (where
-//! and how it ran, its stages). `reduce` refuses a file whose fingerprint, share, frequencies or boxes are
+//! products, the members of a velocity scan and the input's size, see [`fingerprint`]), which share it is,
+//! which frequencies it migrated, the length of each box and the SHA-256 of the values, and the share's
+//! record for the manifest (where and how it ran, its stages). `reduce` refuses a file whose fingerprint, share, frequencies or boxes are
 //! not those the job gives, whose length is not exactly what the header and the job say, or whose values
 //! do not have their checksum; it never allocates more than the job's products.
 
@@ -60,8 +62,9 @@ pub fn file_name(share: Share) -> String {
 }
 
 /// What identifies a job across the processes of its shares: SHA-256 (hex) over the plan (sizes, band,
-/// depth levels and velocities, tapers, method settings), the velocity model, the product boxes, and the
-/// input's geometry and size in bytes. Not over the input's samples: the shares must read the same file.
+/// depth levels and velocities, tapers, method settings), the velocity model, the product boxes, the
+/// members of a velocity scan, and the input's geometry and size in bytes. Not over the input's samples: the
+/// shares must read the same file.
 pub fn fingerprint(p: &Prepared) -> String {
     struct Hashing(Sha256);
     impl std::fmt::Write for Hashing {
@@ -93,6 +96,10 @@ pub fn fingerprint(p: &Prepared) -> String {
         p.velocity,
         p.request,
     );
+    // A velocity scan: every member's velocity (and the plans differ in it only).
+    for m in &p.scan {
+        let _ = write!(h, "|{:?}|{:?}", m.step, m.velocity);
+    }
     hex(&h.0.finalize())
 }
 

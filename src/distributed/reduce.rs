@@ -38,7 +38,9 @@ pub fn reduce(
     let dir: PathBuf = dir.map_or_else(|| job.config.output.dir.clone(), Path::to_path_buf);
     let prepared = prepare(job.clone())?;
     let job_id = partial::fingerprint(&prepared);
-    let boxes: Vec<usize> = prepared.request.boxes.iter().map(|b| b.len()).collect();
+    // Every member of a velocity scan has its boxes, member after member.
+    let members = prepared.migrations().len();
+    let boxes: Vec<usize> = (0..members).flat_map(|_| prepared.request.boxes.iter().map(|b| b.len())).collect();
     let share = |i| Share { index: i, count: shards };
     let missing: Vec<String> =
         (0..shards).map(share).filter(|s| !dir.join(partial::file_name(*s)).is_file()).map(|s| s.to_string()).collect();
@@ -94,9 +96,10 @@ impl Engine for Summed {
         "reduce"
     }
 
-    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
         let products = self.products.take().ok_or_else(|| Error::Internal("the shares were summed once".into()))?;
-        if products.len() != m.request.boxes.len() {
+        let boxes = scan.first().map_or(0, |m| m.request.boxes.len());
+        if products.len() != boxes * scan.len() || sinks.len() != scan.len() {
             return Err(Error::Internal("the shares' boxes are not the job's".into()));
         }
         let bytes = products.iter().map(|p| p.len() as u64 * 4).sum::<u64>() * self.parts.len() as u64;
@@ -105,8 +108,10 @@ impl Engine for Summed {
         ctx.stats.nonfinite_samples = self.parts.iter().map(|p| p.nonfinite_samples).max().unwrap_or(0);
         ctx.stats.frequency_bands = self.parts.iter().map(|p| p.bands).sum();
         ctx.stats.distributed = Some(Distribution::new("shards", std::mem::take(&mut self.parts)));
-        for (i, values) in products.into_iter().enumerate() {
-            sink.complete(i, values);
+        // The shares hold the migrated boxes: the attributes are those of the sum.
+        let request = scan[0].request;
+        for (k, values) in products.into_iter().enumerate() {
+            sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
         }
         Ok(())
     }

@@ -10,7 +10,7 @@ use crate::cancel::CancelToken;
 use crate::context::RunContext;
 use crate::error::{Error, Result};
 use crate::imaging::bands::Share;
-use crate::imaging::Collected;
+use crate::imaging::{Collected, ProductSink};
 use crate::job::{Backend, Job};
 use crate::progress::Progress;
 use crate::run::{prepare, start_engine};
@@ -32,6 +32,10 @@ pub fn run_shard(
     let mut prepared = prepare(job.clone())?;
     let planned = prepared.plan.warnings.len();
     prepared.plan.restrict_to(share);
+    // The members of a velocity scan migrate the same share.
+    for member in &mut prepared.scan {
+        member.plan.restrict_to(share);
+    }
     // What the share changes (Stolt does not split, or no frequency is left to it) is a warning of this run
     // like the plan's own; an ordinary share is said once in the log.
     let added = prepared.plan.warnings[planned..].to_vec();
@@ -43,17 +47,28 @@ pub fn run_shard(
         prepared.warnings.push(warning);
     }
     let job_id = partial::fingerprint(&prepared);
+    // A share holds the migrated boxes: `reduce` takes the attributes of their sum.
+    prepared.request.attributes.clear();
     engine.plan_ready(&prepared);
     let mut engine = engine.ready()?;
     let mut ctx = RunContext::new(progress, cancel.child());
     engine.record_setup(&mut ctx.stats);
     let t = Instant::now();
-    let collected = Collected::new(&prepared.request);
-    let migrated = engine.migrate_into(&prepared.migration(), &mut ctx, &collected);
+    let migrations = prepared.migrations();
+    let collected: Vec<Collected> = migrations.iter().map(|_| Collected::new(&prepared.request)).collect();
+    let sinks: Vec<&dyn ProductSink> = collected.iter().map(|c| c as &dyn ProductSink).collect();
+    let migrated = engine.migrate_scan(&migrations, &mut ctx, &sinks);
     let seconds = t.elapsed().as_secs_f64();
     let used = format!("{}: {}", engine.choice.kind, engine.choice.detail);
     let release = engine.release();
-    let written = migrated.and_then(|()| collected.into_images()).and_then(|boxes| {
+    let images = |()| -> Result<Vec<Vec<f32>>> {
+        let mut boxes = Vec::new();
+        for c in collected {
+            boxes.extend(c.into_images()?);
+        }
+        Ok(boxes)
+    };
+    let written = migrated.and_then(images).and_then(|boxes| {
         ctx.check()?;
         let plan = &prepared.plan;
         let record = part_record(share.index + 1, plan, &used, seconds, &ctx.stats);

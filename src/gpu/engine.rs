@@ -140,10 +140,10 @@ impl Engine for GpuEngine {
         "cuda"
     }
 
-    fn prepare(&mut self, plan: &Plan, request: &ImageRequest) -> Result<()> {
+    fn prepare(&mut self, plan: &Plan, request: &ImageRequest, members: usize) -> Result<()> {
         plan.check(&plan.input, request)?;
         check("binding the CUDA context", self.launcher.gpu.ctx.bind_to_thread())?;
-        let shape = RunShape::of(plan, request, self.settings);
+        let shape = RunShape::of(plan, request, members, self.settings);
         if !self.spare.as_ref().is_some_and(|b| *b.shape() == shape) {
             self.spare = None;
             self.spare = Some(RunBuffers::new(&self.launcher, plan, shape)?);
@@ -161,14 +161,15 @@ impl Engine for GpuEngine {
         }
     }
 
-    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
-        self.migrate_share(m, ctx, sink, None)
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        self.migrate_share(scan, ctx, sinks, None)
     }
 }
 
 /// A rank's part of a run over several GPUs: the exchange of the input, and what becomes of its products,
-/// which it is handed on the device (pointer and length of each box, in the request's order) once every
-/// band is in: summed with the other ranks', and given back (on rank 0) to go to the sink.
+/// which it is handed on the device (pointer and length of each box, in the request's order, member after
+/// member of a velocity scan) once every band is in: summed with the other ranks', and given back (on rank
+/// 0) to go to the sinks.
 pub(crate) struct RankPart<'a> {
     pub(crate) exchange: Exchange<'a>,
     #[allow(clippy::type_complexity)]
@@ -176,20 +177,24 @@ pub(crate) struct RankPart<'a> {
 }
 
 impl GpuEngine {
-    /// Migrate `m`'s share, alone or as a rank of a run over several GPUs.
+    /// Migrate the share of `scan` (one migration, or the members of a velocity scan, each handing its
+    /// products to its sink of `sinks`), alone or as a rank of a run over several GPUs.
     pub(crate) fn migrate_share(
         &mut self,
-        m: &Migration,
+        scan: &[Migration],
         ctx: &mut RunContext,
-        sink: &dyn ProductSink,
+        sinks: &[&dyn ProductSink],
         rank: Option<&RankPart>,
     ) -> Result<()> {
-        let Migration { input, plan, velocity, request } = *m;
-        plan.check(input.geometry(), request)?;
+        crate::imaging::scan::check(scan, sinks.len())?;
+        for m in scan {
+            m.plan.check(m.input.geometry(), m.request)?;
+        }
+        let Migration { input, plan, request, .. } = scan[0];
         // The engine may have been made on another thread: make its context current on this one.
         check("binding the CUDA context", self.launcher.gpu.ctx.bind_to_thread())?;
         let t = Instant::now();
-        let shape = RunShape::of(plan, request, self.settings);
+        let shape = RunShape::of(plan, request, scan.len(), self.settings);
         let buffers = match self.spare.take() {
             Some(b) if *b.shape() == shape => b,
             other => {
@@ -202,16 +207,18 @@ impl GpuEngine {
         if staging.iter().any(|b| b.len() < chunk) || staging.len() < RING {
             staging = (0..RING).map(|_| self.launcher.gpu.alloc_pinned::<f32>(chunk)).collect::<Result<_>>()?;
         }
-        let run = Run::new(&self.launcher, plan, request, buffers, sink)?;
+        let run = Run::new(&self.launcher, plan, request, buffers, sinks.to_vec())?;
         ctx.stats.add("device-setup", t.elapsed(), 0);
         let result = match rank {
-            None => run.execute(input, velocity, ctx, &mut staging, &self.store, None, Finish::Hand),
+            None => run.execute(input, scan, ctx, &mut staging, &self.store, None, Finish::Hand),
             Some(part) => run
-                .execute(input, velocity, ctx, &mut staging, &self.store, Some(&part.exchange), Finish::Keep)
+                .execute(input, scan, ctx, &mut staging, &self.store, Some(&part.exchange), Finish::Keep)
                 .and_then(|()| (part.combine)(&self.launcher, &run.products(), ctx))
                 .map(|summed| {
-                    for (i, values) in summed.into_iter().flatten().enumerate() {
-                        sink.complete(i, values);
+                    // The ranks' boxes are summed as migrated: the attributes are those of the sum.
+                    let boxes = request.boxes.len().max(1);
+                    for (k, values) in summed.into_iter().flatten().enumerate() {
+                        sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
                     }
                 }),
         };

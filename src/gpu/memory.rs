@@ -1,6 +1,7 @@
 //! Planning device memory before anything is allocated: does the share fit at once, or in frequency bands
 //! (see [`crate::imaging::bands`]: the spectrum waits on the host and passes through band by band, and only
-//! the products stay on the device), or not at all — and if not, say so with the numbers.
+//! the products stay on the device), or not at all — and if not, say so with the numbers. A velocity scan
+//! keeps a copy of the band beside it, which each member starts from: its bands are half as wide.
 
 use std::ops::Range;
 
@@ -35,6 +36,8 @@ pub struct DevicePlan {
 pub struct Needs<'a> {
     /// Bytes per frequency of a band (one padded plane).
     pub per_frequency: u64,
+    /// Whether the band has a copy beside it (the members of a velocity scan start from it).
+    pub scan_copy: bool,
     /// Bytes needed whatever the band, with `slots` k-domain planes.
     pub fixed: &'a dyn Fn(usize) -> Budget,
     /// The most k-domain planes a launch can use.
@@ -48,7 +51,17 @@ pub struct Needs<'a> {
 /// bands, with as many planes as leave room for bands (halving them down to one); else refused.
 pub fn plan(frequencies: Range<usize>, needs: &Needs, available: u64, device: &str) -> Result<DevicePlan> {
     let n_w = frequencies.len() as u64;
-    let whole = (needs.fixed)(needs.max_slots).with_first("spectrum", needs.per_frequency * n_w);
+    // `budget` with a band of `width` frequencies (and its copy), first.
+    let band = |budget: Budget, name: &'static str, width: u64| {
+        let budget = if needs.scan_copy {
+            budget.with_first("scan copy of the band", needs.per_frequency * width)
+        } else {
+            budget
+        };
+        budget.with_first(name, needs.per_frequency * width)
+    };
+    let per_frequency = needs.per_frequency * (1 + needs.scan_copy as u64);
+    let whole = band((needs.fixed)(needs.max_slots), "spectrum", n_w);
     if whole.total() <= available || n_w == 0 {
         return Ok(DevicePlan { bands: Bands::whole(frequencies), slots: needs.max_slots, budget: whole });
     }
@@ -69,8 +82,8 @@ pub fn plan(frequencies: Range<usize>, needs: &Needs, available: u64, device: &s
     loop {
         let mut fixed = (needs.fixed)(slots);
         fixed.items.push((name, extra));
-        if let Some(bands) = bands_for(frequencies.clone(), needs.per_frequency, fixed.total(), available) {
-            let budget = fixed.with_first("band spectrum", needs.per_frequency * bands.widest() as u64);
+        if let Some(bands) = bands_for(frequencies.clone(), per_frequency, fixed.total(), available) {
+            let budget = band(fixed, "band spectrum", bands.widest() as u64);
             return Ok(DevicePlan { bands, slots, budget });
         }
         if slots == 1 {
@@ -101,7 +114,8 @@ mod tests {
     fn the_plan_falls_back_to_bands_then_fewer_planes_then_refuses_with_the_numbers() {
         // 50 frequencies of 10 bytes; 100 bytes fixed and 20 per k-domain plane, up to 8 planes
         let fixed = |slots: usize| Budget { items: vec![("tables", 100), ("k-domain images", 20 * slots as u64)] };
-        let needs = Needs { per_frequency: 10, fixed: &fixed, max_slots: 8, banded: Ok(("staging", 50)) };
+        let needs =
+            Needs { per_frequency: 10, scan_copy: false, fixed: &fixed, max_slots: 8, banded: Ok(("staging", 50)) };
         let p = plan(0..50, &needs, 1000, "GPU").unwrap();
         assert_eq!(p.bands.ranges, vec![0..50]);
         assert_eq!((p.slots, p.budget.total()), (8, 760));
@@ -121,5 +135,13 @@ mod tests {
         assert!(e.contains("Stolt needs every frequency at once"), "{e}");
         // an empty share needs nothing
         assert!(plan(7..7, &stolt, 0, "GPU").unwrap().bands.ranges.is_empty());
+        // A velocity scan's copy of the band counts as much as the band: what fitted at once now takes
+        // bands, each half as wide.
+        let scan = Needs { scan_copy: true, banded: Ok(("staging", 50)), ..stolt };
+        let p = plan(0..50, &scan, 1000, "GPU").unwrap();
+        assert_eq!((p.bands.ranges.len(), p.bands.widest()), (2, 25), "{:?}", p.budget);
+        assert!(p.budget.describe().contains("scan copy of the band"), "{}", p.budget.describe());
+        assert!(p.budget.total() <= 1000);
+        assert_eq!(plan(0..50, &scan, 1260, "GPU").unwrap().bands.ranges.len(), 1, "760 + 500 at once");
     }
 }

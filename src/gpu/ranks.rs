@@ -88,12 +88,21 @@ impl RankEngine {
         Ok((Box::new(RankEngine { gpu, comm, env, dir, detail }), choice))
     }
 
-    fn migrate_rank(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
+    /// This rank's share of `scan` (one migration, or the members of a velocity scan).
+    fn migrate_rank(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
         let started = Instant::now();
         let (rank, world) = (self.env.rank, self.env.world);
         let share = Share::new(rank, world).expect("a rank is below the number of ranks");
-        let mut plan = m.plan.clone();
-        plan.restrict_to(share);
+        let m = scan.first().ok_or_else(|| Error::Internal("a run of no migration".into()))?;
+        let plans: Vec<Plan> = scan
+            .iter()
+            .map(|m| {
+                let mut plan = m.plan.clone();
+                plan.restrict_to(share);
+                plan
+            })
+            .collect();
+        let plan = &plans[0];
         if rank == 0 && plan.method == crate::imaging::Method::Stolt {
             tracing::info!(
                 "Stolt needs every frequency of a wavenumber at once: rank 0 migrates them all, the other ranks only \
@@ -125,9 +134,9 @@ impl RankEngine {
                 }
             })
         };
-        let migration = Migration { plan: &plan, ..*m };
+        let migrations: Vec<Migration> = scan.iter().zip(&plans).map(|(m, plan)| Migration { plan, ..*m }).collect();
         let part = RankPart { exchange, combine: &combine };
-        let result = self.gpu.migrate_share(&migration, ctx, sink, Some(&part));
+        let result = self.gpu.migrate_share(&migrations, ctx, sinks, Some(&part));
         watching.store(false, Ordering::Relaxed);
         let _ = watcher.join();
         match result {
@@ -140,7 +149,7 @@ impl RankEngine {
         // Its migration: from the ingest to its products, the waits on the other ranks' reads included,
         // not the sum on rank 0.
         let seconds = ctx.stats.seconds("ingest+compute").unwrap_or_else(|| started.elapsed().as_secs_f64());
-        let record = part_record(rank, &plan, &self.detail, seconds, &ctx.stats);
+        let record = part_record(rank, plan, &self.detail, seconds, &ctx.stats);
         let bytes =
             serde_json::to_vec(&record).map_err(|e| Error::Internal(format!("encoding a rank's record: {e}")))?;
         let dev = self.gpu.launcher();
@@ -164,18 +173,18 @@ impl Engine for RankEngine {
         "cuda"
     }
 
-    fn prepare(&mut self, plan: &Plan, request: &ImageRequest) -> Result<()> {
+    fn prepare(&mut self, plan: &Plan, request: &ImageRequest, members: usize) -> Result<()> {
         let mut plan = plan.clone();
         plan.restrict_to(Share { index: self.env.rank, count: self.env.world });
-        self.gpu.prepare(&plan, request)
+        self.gpu.prepare(&plan, request, members)
     }
 
     fn release_last_run(&mut self) {
         self.gpu.release_last_run();
     }
 
-    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
-        let result = self.migrate_rank(m, ctx, sink);
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        let result = self.migrate_rank(scan, ctx, sinks);
         match &result {
             // Its failure ends every rank: a note for them, and the communicator is aborted so that no
             // call of this rank waits any more.

@@ -144,10 +144,10 @@ pub fn image_geometry(input: &Geometry, params: &ImagingParams, velocity: &Veloc
             Some(reach) => (reach / dz + 1e-9).floor() as usize + 1,
             // The velocity, not a depth setting, makes the image this deep: say so.
             None => {
+                let (lo, hi) = velocity.range();
                 let message = format!(
-                    "without imaging.zmax or imaging.nz the image reaches the depth where the vertical two-way time \
-                     through the velocity is the last sample ({} ms), and with steps of {dz} m that takes more than \
-                     {MAX_LEVELS} levels: check that the velocity is in m/s, or set imaging.zmax",
+                    "{DEPTH_FROM_VELOCITY} ({} ms), and through {lo:.0}..{hi:.0} m/s with steps of {dz} m that takes \
+                     more than {MAX_LEVELS} levels: {CHECK_THE_VELOCITY}",
                     input.samples.last()
                 );
                 return Err(Error::at_key("velocity", message).or_key("imaging.dz"));
@@ -162,6 +162,13 @@ pub fn image_geometry(input: &Geometry, params: &ImagingParams, velocity: &Veloc
     g.samples = SampleAxis { origin: 0.0, step: dz, len: nz, domain: Domain::Depth };
     Ok(g)
 }
+
+/// How the image's depth is set when the job sets none: the one wording of every message the velocity may
+/// be the cause of (a model in km/s read as m/s), so that none of them blames a depth setting.
+pub const DEPTH_FROM_VELOCITY: &str = "without imaging.zmax or imaging.nz the image ends where the vertical two-way \
+                                       time through the velocity reaches the last sample";
+/// What to do about it: the velocity's unit is a setting of its own (see `crate::velocity::sanity`).
+pub const CHECK_THE_VELOCITY: &str = "check the velocity and its unit (velocity.unit), or set imaging.zmax";
 
 /// The deepest depth the record of `input` can image, if it lies within `steps` depth steps of `dz`: where
 /// the vertical two-way time from the surface reaches the last sample. Each step is crossed at the fastest
@@ -282,16 +289,6 @@ impl Plan {
                 bin_size[1],
                 steepest.to_degrees()
             ));
-        }
-
-        if let VelocityModel::Grid(g) = velocity {
-            let (bottom, deepest) = (g.geometry().samples.last(), last as f64 * dz);
-            if bottom < deepest {
-                warnings.push(format!(
-                    "velocity.path: the velocity model ends at {bottom} m, above the deepest depth computed \
-                     ({deepest} m): its deepest velocities are used below"
-                ));
-            }
         }
 
         let stolt = (params.method == Method::Stolt).then(|| {
@@ -526,6 +523,21 @@ impl Plan {
     fn velocity_bytes(&self) -> u64 {
         let slices = if self.method == Method::SplitStep { self.input.n_traces() * 4 + self.nk() * 4 } else { 0 };
         (self.velocity_values * 4 + slices) as u64
+    }
+
+    /// Bytes of the requested boxes of one migration (each member of a velocity scan fills its own).
+    pub fn request_bytes(&self) -> u64 {
+        self.request_values as u64 * 4
+    }
+
+    /// Memory a velocity scan of `members` migrations of this plan needs besides one migration: the boxes
+    /// of the other members, and (`copy`) a copy of the spectrum that each member but the last migrates,
+    /// where the method changes it in place.
+    pub fn scan_bytes(&self, members: usize, copy: bool) -> u64 {
+        if members < 2 {
+            return 0;
+        }
+        (members as u64 - 1) * self.request_bytes() + if copy { self.spectrum_bytes() } else { 0 }
     }
 
     /// Peak host memory of the CPU engine when the spectrum of its share fits at once: the padded spectrum
@@ -840,7 +852,10 @@ mod tests {
         match image_geometry(&g, &auto, &VelocityModel::Constant(1e12)).unwrap_err() {
             Error::Setting { key, message, .. } => {
                 assert_eq!(key, "velocity");
-                assert!(message.contains("check that the velocity is in m/s"), "{message}");
+                assert!(
+                    message.contains(CHECK_THE_VELOCITY) && message.contains("1000000000000..1000000000000 m/s"),
+                    "{message}"
+                );
             }
             e => panic!("{e}"),
         }

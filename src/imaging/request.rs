@@ -34,6 +34,16 @@ impl ImageRequest {
         self.attributes.get(i).and_then(Option::as_ref)
     }
 
+    /// What box `i` hands over, from its migrated `values`: the values, or its attribute's over the levels
+    /// it keeps. Where the boxes of several parts are summed first (shards, ranks), the attribute is taken
+    /// of the sum.
+    pub fn handed_over(&self, i: usize, values: Vec<f32>) -> Vec<f32> {
+        match self.attribute(i) {
+            Some(a) => crate::attributes::compute(&values, self.boxes[i].s.len(), a),
+            None => values,
+        }
+    }
+
     /// Values box `i` hands over: its values, or its attribute's over the levels it keeps.
     pub fn output_len(&self, i: usize) -> usize {
         let b = &self.boxes[i];

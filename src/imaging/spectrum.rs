@@ -29,6 +29,7 @@ use crate::window;
 
 /// The wavefield of a band in the ω-major layout: planes of `nk = il_pad · xl_pad` values, plane `p` holding
 /// the plan's frequency `first + p` (see [`Plan::omega`]).
+#[derive(Clone, Default)]
 pub struct Spectrum {
     pub data: Vec<Complex32>,
     pub nk: usize,

@@ -9,7 +9,6 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::job::Job;
-use crate::velocity::VelocitySpec;
 
 use super::execute::human_bytes;
 use super::folder::refuse_unless_empty;
@@ -20,7 +19,8 @@ use super::Prepared;
 pub fn check_files(job: &Job) -> Result<()> {
     let c = &job.config;
     readable_file(job, "input.path", &c.input.path)?;
-    if let VelocitySpec::File { path, .. } = &c.velocity {
+    // A text table, a text file of functions, or a cube.
+    if let Some(path) = &c.velocity.path {
         readable_file(job, "velocity.path", path)?;
     }
     let dir = &c.output.dir;
@@ -65,7 +65,9 @@ fn writable_folder(dir: &Path) -> std::io::Result<()> {
 /// (and the host side of a GPU run) against what is available, and the device memory against the GPU's.
 pub fn memory_report(p: &Prepared) -> Vec<String> {
     let plan = &p.plan;
-    let host = plan.host_memory_bytes();
+    // A velocity scan keeps every member's boxes and a copy of the spectrum (on the CPU, not for Stolt).
+    let members = p.scan.len().max(1);
+    let host = plan.host_memory_bytes() + plan.scan_bytes(members, plan.method != crate::imaging::Method::Stolt);
     let fits = |needed: u64, have: u64| if needed <= have { "fits" } else { "does not fit" };
     let mut lines = vec![match host_memory_available() {
         Some(have) => format!(
@@ -76,7 +78,7 @@ pub fn memory_report(p: &Prepared) -> Vec<String> {
         ),
         None => format!("host memory: the plan needs ≈ {} (what is available is unknown here)", human_bytes(host)),
     }];
-    let device = plan.device_memory_bytes();
+    let device = plan.device_memory_bytes() + plan.scan_bytes(members, true);
     let compute = &p.job.config.compute;
     lines.push(match crate::gpu::runtime::probe_device(compute.device) {
         Ok(rt) => {

@@ -85,19 +85,19 @@ type StartedEngine = (Selected, Duration);
 /// ([`EngineStart::plan_ready`]) the engine makes its buffers for it before it is ready.
 pub struct EngineStart {
     handle: JoinHandle<Result<StartedEngine>>,
-    plans: Option<SyncSender<(Plan, ImageRequest)>>,
+    plans: Option<SyncSender<(Plan, ImageRequest, usize)>>,
 }
 
 /// Begin setting up the engine for `job` (the job's backend unless `backend` overrides it).
 pub fn start_engine(job: &Job, backend: Backend) -> EngineStart {
     let job = job.clone();
-    let (plans, planned) = std::sync::mpsc::sync_channel::<(Plan, ImageRequest)>(1);
+    let (plans, planned) = std::sync::mpsc::sync_channel::<(Plan, ImageRequest, usize)>(1);
     let handle = std::thread::spawn(move || {
         let t = Instant::now();
         let mut selected = select_engine(&job, backend)?;
         // The job's plan arrives when it is made, or never (the job failed, or is run elsewhere).
-        if let Ok((plan, request)) = planned.recv() {
-            if let Err(e) = selected.engine.prepare(&plan, &request) {
+        if let Ok((plan, request, members)) = planned.recv() {
+            if let Err(e) = selected.engine.prepare(&plan, &request, members) {
                 tracing::debug!("the engine could not prepare for the job ahead ({e}); it will when it runs it");
             }
         }
@@ -110,7 +110,7 @@ impl EngineStart {
     /// The job this engine is for is planned: the engine may make ready what its run needs.
     pub fn plan_ready(&mut self, p: &Prepared) {
         if let Some(plans) = self.plans.take() {
-            let _ = plans.send((p.plan.clone(), p.request.clone()));
+            let _ = plans.send((p.plan.clone(), p.request.clone(), p.scan.len().max(1)));
         }
     }
 
@@ -145,6 +145,12 @@ impl ReadyEngine {
     /// Migrate `m`, handing each product to `sink` as it is finished (see [`Engine::migrate_into`]).
     pub fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
         self.engine.migrate_into(m, ctx, sink)
+    }
+
+    /// Run the migrations of a velocity scan from one ingest, each handing its products to its own sink (see
+    /// [`Engine::migrate_scan`]).
+    pub fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        self.engine.migrate_scan(scan, ctx, sinks)
     }
 
     /// Record in `stats` how long the set-up took and how long the job waited for it, if this is the first

@@ -10,8 +10,9 @@ use std::path::Path;
 
 use crate::context::RunContext;
 use crate::error::{Error, Result};
-use crate::imaging::BackendChoice;
+use crate::imaging::{BackendChoice, ProductSink};
 use crate::products::{self, ProductWriter, Written};
+use crate::scan::Panels;
 
 use super::engine::{EngineStart, ReadyEngine};
 use super::folder::OutputFolder;
@@ -54,7 +55,9 @@ pub fn execute_on(
     for w in &p.warnings {
         warnings.add(w.clone());
     }
-    let estimate = products::estimated_bytes(&p.products, &p.job.config.output.render);
+    let render = &p.job.config.output.render;
+    let estimate = products::estimated_bytes(&p.products, render)
+        + crate::scan::panel_bytes(&p.products, p.migrations().len(), render);
     let mut folder_warnings = Vec::new();
     let folder = OutputFolder::prepare(&p.job, &p.products, estimate, &mut folder_warnings);
     folder_warnings.into_iter().for_each(|w| warnings.add(w));
@@ -64,17 +67,23 @@ pub fn execute_on(
     tracing::info!("migrating with {} on {}: {}", p.plan.method.name(), choice.kind, engine.summary);
     engine.record_setup(&mut ctx.stats);
     let target = p.product_target(ctx.cancel.clone());
-    let migration = p.migration();
+    let migrations = p.migrations();
     let (written, mut kept, release) = rayon::in_place_scope(|scope| {
         let writer = ProductWriter::start(scope, &target, &p.products);
-        let migrated = engine.migrate_into(&migration, ctx, &writer);
+        // One sink per migration (a velocity scan has several), keeping what the scan's panels need.
+        let panels = Panels::new(&p.products, migrations.len());
+        let migrated = {
+            let sinks = panels.sinks(&writer);
+            let sinks: Vec<&dyn ProductSink> = sinks.iter().map(|s| s as &dyn ProductSink).collect();
+            engine.migrate_scan(&migrations, ctx, &sinks)
+        };
         let (kept, release) = match after {
             AfterMigration::Keep => (Some(engine), None),
             AfterMigration::Release => (None, Some(engine.release())),
         };
         // A product that is not handed over (the migration failed, or was stopped) is given up, its files
         // removed, as the scope ends.
-        let written = migrated.and_then(|()| writer.finish(ctx.progress));
+        let written = migrated.and_then(|()| writer.finish(ctx.progress, panels.pictures(&target)?));
         (written, kept, release)
     });
     let finished = written.and_then(|written| complete(p, written, choice, started, ctx, warnings));

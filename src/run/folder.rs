@@ -195,8 +195,10 @@ fn remove_seisimage_files(dir: &Path) -> Result<()> {
 }
 
 /// Whether `name` is one seisimage gives an output of a run: a product file (`inline_120.png`,
-/// `xline_884.json`, `depth_150m.npy`, `roi_centre.h5`, ...), the manifest, or the hidden temporary name
-/// of either (`.inline_120.png.partial-PID-N`, `.NAME.replaced-PID-N`).
+/// `xline_884.json`, `depth_150m.npy`, `time_500ms.sgy`, `roi_centre.h5`, ..., with an attribute, `_time`,
+/// a velocity scan's member or panel after the stem: `inline_120_envelope_v095.png`,
+/// `inline_120_time_panel.png`), the page, the manifest, or the hidden temporary name of any of them
+/// (`.inline_120.png.partial-PID-N`, `.NAME.replaced-PID-N`).
 fn written_by_seisimage(name: &str) -> bool {
     let name = match name.strip_prefix('.') {
         Some(hidden) => {
@@ -211,21 +213,37 @@ fn written_by_seisimage(name: &str) -> bool {
         }
         None => name,
     };
-    if name == MANIFEST {
+    if name == MANIFEST || name == "index.html" {
         return true;
     }
     let Some((stem, ext)) = name.rsplit_once('.') else { return false };
-    let integer = |s: &str| {
-        let digits = s.strip_prefix('-').unwrap_or(s);
-        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-    };
-    let product = match stem.split_once('_') {
+    if !matches!(ext, "png" | "json" | "sgy" | "h5" | "npy") {
+        return false;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let integer = |s: &str| digits(s.strip_prefix('-').unwrap_or(s));
+    // What may follow a product's stem, last first: a scan's member (`_v095`, `_v1800`) or panel (a
+    // picture only), an attribute, `_time`.
+    let mut stem = stem;
+    if let Some(base) = stem.strip_suffix("_panel").filter(|_| matches!(ext, "png" | "json")) {
+        stem = base;
+    } else if let Some((base, _)) = stem.rsplit_once("_v").filter(|(_, member)| digits(member)) {
+        stem = base;
+    }
+    // The longest attribute name that ends the stem (`_cos_phase`, not `_phase`).
+    let attribute = crate::attributes::Attribute::ALL
+        .iter()
+        .filter_map(|a| stem.strip_suffix(a.name()).and_then(|s| s.strip_suffix('_')))
+        .min_by_key(|base| base.len());
+    stem = attribute.unwrap_or(stem);
+    stem = stem.strip_suffix("_time").unwrap_or(stem);
+    match stem.split_once('_') {
         Some(("inline" | "xline", n)) => integer(n),
         Some(("depth", z)) => z.strip_suffix('m').is_some_and(integer),
+        Some(("time", t)) => t.strip_suffix("ms").is_some_and(integer),
         Some(("roi", n)) => !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
         _ => false,
-    };
-    product && matches!(ext, "png" | "json" | "sgy" | "h5" | "npy")
+    }
 }
 
 /// Free bytes for an unprivileged writer on the file system of `dir`, if the system says: `statvfs`
@@ -252,6 +270,17 @@ mod tests {
             ".inline_120.png.partial-4242-0",
             ".manifest.json.partial-1-17",
             ".roi_box.h5.replaced-77-3",
+            // Attributes, products in time, members and panels of a velocity scan, and the page.
+            "inline_120_envelope.png",
+            "depth_150m_cos_phase.npy",
+            "inline_120_time.sgy",
+            "time_500ms.png",
+            "xline_884_time_v095.json",
+            "inline_120_envelope_v1800.h5",
+            "inline_120_panel.png",
+            "time_500ms_panel.json",
+            "index.html",
+            ".index.html.partial-12-1",
         ] {
             assert!(written_by_seisimage(name), "{name}");
         }
@@ -266,6 +295,11 @@ mod tests {
             ".notes.txt.partial-1-0",
             ".seisimage.lock",
             "inline_120",
+            "inline_120_notes.png",
+            "inline_120_v.png",
+            "time_500.png",
+            "index.htm",
+            "inline_120_panel.sgy",
         ] {
             assert!(!written_by_seisimage(name), "{name}");
         }

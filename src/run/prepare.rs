@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::imaging::{image_geometry, ImageRequest, Migration, Plan};
+use crate::imaging::{ImageRequest, Migration, Plan};
 use crate::job::Job;
 use crate::products::{self, ProductSpec, ProductTarget};
-use crate::velocity::{VelocityModel, VelocitySpec};
+use crate::scan::Member;
+use crate::velocity::{Provenance, VelocityModel};
 use crate::volume::{Geometry, VolumeReader};
 
 use super::manifest::{FileRecord, FileStamp};
@@ -22,6 +23,11 @@ pub struct Prepared {
     /// Where the bin size came from ("job file" or "survey coordinates").
     pub bin_size_source: &'static str,
     pub velocity: VelocityModel,
+    /// Where the velocity came from and what was done to it.
+    pub velocity_provenance: Provenance,
+    /// The migrations of a velocity scan, each with its velocity and plan (empty: the job migrates once,
+    /// with `velocity` and `plan`; in a scan those are the first member's).
+    pub scan: Vec<Member>,
     pub image: Geometry,
     pub products: Vec<ProductSpec>,
     pub request: ImageRequest,
@@ -74,29 +80,28 @@ pub fn prepare(job: Job) -> Result<Prepared> {
             100.0 * input.n_missing() as f64 / input.n_traces() as f64
         ));
     }
-    let velocity_file = match &c.velocity {
-        VelocitySpec::File { path, .. } => Some(FileRecord { path: path.clone(), stamp: FileStamp::of(path) }),
-        _ => None,
+    let velocity_file =
+        c.velocity.path.as_ref().map(|path| FileRecord { path: path.clone(), stamp: FileStamp::of(path) });
+    let planned = || -> Result<_> {
+        let loaded = c.velocity.load(&input, bin_size, c.imaging.dz)?;
+        let planned = crate::scan::plan_migrations(c, &input, bin_size, loaded.model)?;
+        Ok((loaded.provenance, planned))
     };
-    let planned = |warnings: &mut Vec<String>| -> Result<_> {
-        let velocity = c.velocity.load(&input)?;
-        let image = image_geometry(&input, &c.imaging, &velocity)?;
-        let (products, product_warnings) = products::plan_products(&c.output, &image, &c.imaging)?;
-        let request = products::request(&products);
-        let mut plan = Plan::new(&input, bin_size, &c.window, &c.imaging, &velocity, &request)?;
-        plan.nonfinite = c.input.nonfinite;
-        warnings.extend(plan.warnings.iter().cloned());
-        warnings.extend(product_warnings);
-        warnings.extend(products::below_reach_warnings(&products, &image, plan.reach));
-        Ok((velocity, image, products, request, plan))
-    };
-    let (velocity, image, products, request, plan) = planned(&mut warnings).map_err(|e: Error| job.locate(e))?;
+    let (velocity_provenance, planned) = planned().map_err(|e: Error| job.locate(e))?;
+    let crate::scan::Planned { image, mut members, products, request, warnings: planned_warnings } = planned;
+    let scan = if members.len() > 1 { members.clone() } else { Vec::new() };
+    let Member { velocity, plan, .. } = members.swap_remove(0);
+    let deepest = plan.last_level() as f64 * plan.depth.step;
+    warnings.extend(velocity_provenance.shallow_note(deepest).map(|note| format!("velocity: {note}")));
+    warnings.extend(planned_warnings);
     Ok(Prepared {
         job,
         reader,
         bin_size,
         bin_size_source,
         velocity,
+        velocity_provenance,
+        scan,
         image,
         products,
         request,
@@ -108,9 +113,26 @@ pub fn prepare(job: Job) -> Result<Prepared> {
 }
 
 impl Prepared {
-    /// The migration this job asks of an engine.
+    /// The migration this job asks of an engine (the first of a velocity scan).
     pub fn migration(&self) -> Migration<'_> {
         Migration { input: self.reader.as_ref(), plan: &self.plan, velocity: &self.velocity, request: &self.request }
+    }
+
+    /// Every migration this job asks of an engine: one, or the members of its velocity scan.
+    pub fn migrations(&self) -> Vec<Migration<'_>> {
+        if self.scan.is_empty() {
+            return vec![self.migration()];
+        }
+        let input = self.reader.as_ref();
+        self.scan
+            .iter()
+            .map(|m| Migration { input, plan: &m.plan, velocity: &m.velocity, request: &self.request })
+            .collect()
+    }
+
+    /// The members of the velocity scan with their velocities (empty when the job migrates once).
+    pub fn scan_models(&self) -> Vec<(crate::velocity::ScanStep, &VelocityModel)> {
+        self.scan.iter().map(|m| (m.step.expect("a member of a scan"), &m.velocity)).collect()
     }
 
     /// Where this job's products go and how they are drawn, for a run stopped by `cancel`.
@@ -121,9 +143,8 @@ impl Prepared {
             image: &self.image,
             bin_size: self.bin_size,
             render: &output.render,
-            reach: self.plan.reach,
             cancel,
-            report: products::RunReport::of(&self.job),
+            report: products::RunReport::of(&self.job, &self.velocity, &self.scan_models()),
         }
     }
 
@@ -133,10 +154,16 @@ impl Prepared {
         let g = self.reader.geometry();
         let (f0, f1) = self.plan.band_hz();
         let depth = &self.image.samples;
+        let velocity = match self.scan_models().as_slice() {
+            [] => self.velocity.describe(),
+            scan => {
+                let steps: Vec<String> = scan.iter().map(|(s, _)| s.label()).collect();
+                format!("scan of {} ({})", steps.len(), steps.join(", "))
+            }
+        };
         let mut method = format!(
-            "{}, velocity {}, depth 0..{} m step {} m, {f0:.2}..{f1:.2} Hz",
+            "{}, velocity {velocity}, depth 0..{} m step {} m, {f0:.2}..{f1:.2} Hz",
             self.plan.method.name(),
-            self.velocity.describe(),
             depth.last(),
             depth.step
         );
@@ -186,10 +213,21 @@ impl Prepared {
                 self.bin_size[0], self.bin_size[1], self.bin_size_source
             ),
         ];
+        lines.extend(self.velocity_provenance.steps.iter().map(|l| format!("velocity  {l}")));
+        for m in &self.scan {
+            let (lo, hi) = m.velocity.range();
+            let step = m.step.expect("a member of a scan");
+            let reach = m.plan.reach.map(|z| format!(", reaches {z:.0} m")).unwrap_or_default();
+            lines.push(format!(
+                "scan      {:<10} {lo:.1}..{hi:.1} m/s{reach}, products *{}",
+                step.label(),
+                step.suffix()
+            ));
+        }
         lines.extend(self.plan.describe().into_iter().map(|l| format!("plan      {l}")));
         lines.push(format!("output    {}", self.job.config.output.dir.display()));
         for p in &self.products {
-            let [a, b, c] = p.region.shape();
+            let [a, b, c] = p.geometry(&self.image).shape();
             let mut what: Vec<String> = Vec::new();
             if p.png {
                 what.push("png".into());

@@ -91,7 +91,7 @@ fn mistakes_in_the_file_are_exit_2_at_their_line_and_column() {
             // Without zmax the velocity sets the image's depth: it is named as the possible cause.
             "output.depth_slices.1: depth slice 1000 m is below the deepest depth imaged (300 m): without \
              imaging.zmax or imaging.nz the image ends where the vertical two-way time through the velocity \
-             reaches the last sample: check that the velocity is in m/s, or set imaging.zmax",
+             reaches the last sample: check the velocity and its unit (velocity.unit), or set imaging.zmax",
         ),
         // Reading keys are checked by the reader, which names them; the job puts them under their table.
         (
@@ -113,7 +113,7 @@ fn mistakes_in_the_file_are_exit_2_at_their_line_and_column() {
                 "kind = \"table\"\ndepths = [0.0, 500.0]\nvelocities = [1500.0, -1.0]",
             ),
             "[1500.0, -1.0]",
-            "velocity.velocities: table velocity -1 m/s is not a positive number",
+            "velocity.velocities: pick 2 (500 m): velocity -1 m/s is not a positive number",
         ),
         (job("", "crosslines = [880, 100]"), "100]", "output.crosslines.1: crossline 100 is not in the survey"),
         (job("", "[[output.roi]]\nname = \"a b\""), "\"a b\"", "output.roi.0.name: \"a b\" must be letters, digits"),
@@ -188,7 +188,10 @@ fn overrides_change_the_job_and_a_bad_one_is_named() {
     assert_eq!(o.code(), Some(0), "{o:?}");
     let o = validate(dir.path(), &without_velocity, &["velocity.kind=constant"]);
     assert_eq!(o.code(), Some(2), "{o:?}");
-    assert!(o.stderr.contains("--set velocity.kind=constant: velocity: missing field `velocity`"), "{o:?}");
+    assert!(
+        o.stderr.contains("--set velocity.kind=constant: velocity.kind: kind = \"constant\" needs velocity"),
+        "{o:?}"
+    );
     let o = validate(dir.path(), &without_velocity, &["imaging.fmax=50"]);
     assert_eq!(o.code(), Some(2), "{o:?}");
     assert!(o.stderr.contains("missing field `velocity`: the job file needs this table"), "{o:?}");
@@ -197,8 +200,8 @@ fn overrides_change_the_job_and_a_bad_one_is_named() {
     let o = validate(dir.path(), &job("", ""), &["velocity.kind=table"]);
     assert_eq!(o.code(), Some(2), "{o:?}");
     let text = job("", "");
-    let expect = format!("{}: velocity.velocity: unknown field `velocity`", position(&text, "2000.0"));
-    assert!(o.stderr.contains(&expect) && o.stderr.contains("once the --set overrides are applied"), "{o:?}");
+    let expect = format!("{}: velocity.velocity: kind = \"table\" does not use velocity", position(&text, "2000.0"));
+    assert!(o.stderr.contains(&expect), "{o:?}");
 }
 
 #[test]

@@ -3,8 +3,9 @@
 //! (relative L2 ≤ 1e-5) and a manifest that records the shares; a share that is missing, or that belongs
 //! to another job, is refused. The ranks of a run over several GPUs: launcher variables that make no sense
 //! are refused, and without NCCL a rank says so instead of panicking. With `SEISIMAGE_GPU_TESTS=1` the
-//! NCCL path itself runs: several ranks sharing one GPU as emulated hosts compute the one-process image,
-//! and a rank that fails or is signalled ends every rank.
+//! NCCL path itself runs: several ranks sharing one GPU as emulated hosts compute the one-process image
+//! (of one migration, and of every member of a velocity scan), and a rank that fails or is signalled ends
+//! every rank.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -141,6 +142,36 @@ fn more_shards_than_frequencies_still_add_up() {
     assert!(e <= 1e-5, "relative L2 {e:.2e}");
 }
 
+/// The complex-trace attributes of a job run in shards are those of the one-process run: the shares hold
+/// the migrated boxes, and the attributes are taken of their sum (the envelope of a sum is not the sum of
+/// the envelopes).
+#[test]
+fn shards_and_reduce_take_the_attributes_of_the_sum() {
+    let dir = tempfile::tempdir().unwrap();
+    let attributes = ["--set", "output.attributes=[\"envelope\"]"];
+    let (job, whole) = setup(dir.path(), IMAGING, "whole", "cpu");
+    let o = run(&["--quiet", "run", job.to_str().unwrap(), attributes[0], attributes[1]]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let (job, split) = setup(dir.path(), IMAGING, "split", "cpu");
+    for i in 1..=3 {
+        let share = format!("{i}/3");
+        let o = run(&["--quiet", "run", job.to_str().unwrap(), "--shard", &share, attributes[0], attributes[1]]);
+        assert_eq!(o.code(), Some(0), "share {share}: {o:?}");
+    }
+    let o = run(&["reduce", job.to_str().unwrap(), "--shards", "3", attributes[0], attributes[1]]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let products: Vec<String> = names(&whole).into_iter().filter(|n| n.ends_with(".npy")).collect();
+    assert_eq!(products.len(), 7, "four products and the envelopes of three slices: {products:?}");
+    for name in &products {
+        let (shape_a, x) = seisimage::io::npy::read(&split.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (shape_b, y) = seisimage::io::npy::read(&whole.join(name)).unwrap();
+        assert_eq!(shape_a, shape_b, "{name}");
+        let d: f64 = x.iter().zip(&y).map(|(p, q)| (*p as f64 - *q as f64).powi(2)).sum();
+        let n: f64 = y.iter().map(|q| (*q as f64).powi(2)).sum();
+        assert!(n > 0.0 && (d / n).sqrt() <= 1e-4, "{name}: relative L2 {:.2e}", (d / n).sqrt());
+    }
+}
+
 /// `reduce` refuses, with exit code 2 and the reason, a share count with shares missing and a share made
 /// for another job; a damaged share is a failure (exit 1) naming the file. Nothing is written.
 #[test]
@@ -273,6 +304,37 @@ fn gpu_ranks_on_emulated_hosts_compute_the_one_process_image() {
         let d = &m["stages"]["distributed"];
         assert_eq!((d["kind"].as_str(), d["parts"].as_array().map(|p| p.len())), (Some("ranks"), Some(world)), "{m}");
         assert!(names(&out).iter().all(|n| !n.starts_with(".seisimage-ranks")), "{:?}", names(&out));
+    }
+}
+
+/// A velocity scan over two ranks on the one GPU: every member's products are those of the scan on the CPU
+/// in one process (relative L2 ≤ 1e-4).
+#[test]
+fn gpu_ranks_run_a_velocity_scan_as_one_process_does() {
+    if !gpu_ranks_wanted() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scan = ["--set", "velocity.scale=[0.9, 1.1]"];
+    let (cpu_job, whole) = setup(dir.path(), IMAGING, "whole-scan", "cpu");
+    let o = run(&["--quiet", "run", cpu_job.to_str().unwrap(), scan[0], scan[1]]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let (job, out) = setup(dir.path(), IMAGING, "ranks-scan", "cuda");
+    for (r, running) in
+        start_ranks(&job, 2, 0..2, "ranks-scan", |_| scan.map(String::from).to_vec()).into_iter().enumerate()
+    {
+        let (status, log) = running.finish(Duration::from_secs(300));
+        assert!(status.success(), "rank {r} failed:\n{log}");
+    }
+    let products: Vec<String> = names(&whole).into_iter().filter(|n| n.ends_with(".npy")).collect();
+    assert_eq!(products.len(), 8, "four products of two members: {products:?}");
+    for name in &products {
+        let (_, x) = seisimage::io::npy::read(&out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (_, y) = seisimage::io::npy::read(&whole.join(name)).unwrap();
+        let d: f64 = x.iter().zip(&y).map(|(p, q)| (*p as f64 - *q as f64).powi(2)).sum();
+        let n: f64 = y.iter().map(|q| (*q as f64).powi(2)).sum();
+        eprintln!("{name}: relative L2 {:.2e} against the CPU", (d / n).sqrt());
+        assert!(n > 0.0 && (d / n).sqrt() <= 1e-4, "{name}: relative L2 {:.2e}", (d / n).sqrt());
     }
 }
 

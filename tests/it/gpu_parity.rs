@@ -322,7 +322,7 @@ fn runs_on_buffers_made_ahead_or_kept_compute_what_the_cpu_computes() {
     ] {
         let req = sparse(&j.image_geometry(&src));
         let reference = j.run(&mut cpu, &src, &req);
-        gpu.prepare(&j.plan(&src, &req), &req).expect("buffers made ahead");
+        gpu.prepare(&j.plan(&src, &req), &req, 1).expect("buffers made ahead");
         for buffers in ["made ahead", "kept from the run before"] {
             let image = j.run(&mut gpu, &src, &req);
             let e = worst_l2(&image, &reference);

@@ -94,7 +94,7 @@ fn host_limit_for(plan: &Plan, place: Place, scratch: &std::path::Path) -> Store
     let mut limit = plan.host_memory_bytes();
     while limit > 1000 {
         cpu.set_store(settings(limit));
-        if cpu.host_plan(plan).is_ok_and(|h| h.place == place && h.bands.ranges.len() >= 3) {
+        if cpu.host_plan(plan, 1).is_ok_and(|h| h.place == place && h.bands.ranges.len() >= 3) {
             return settings(limit);
         }
         limit = limit * 97 / 100;

@@ -34,3 +34,6 @@ mod segy_encoded;
 mod segy_fixtures;
 mod segy_interop;
 mod segy_roundtrip;
+mod time_products;
+mod velocity_forms;
+mod velocity_scan;

@@ -1,7 +1,7 @@
 //! The device memory of a run, planned before anything is allocated (see [`super::super::memory`]): the
-//! spectrum of one frequency band, the ingest's landing slots (and, in bands, its staging of the spectrum
-//! on its way to the host), the products, the method's planes, and the cuFFT plans with the one work area
-//! they share.
+//! spectrum of one frequency band (and, in a velocity scan, its copy that each member starts from), the
+//! ingest's landing slots (and, in bands, its staging of the spectrum on its way to the host), the products
+//! of every member, the method's planes, and the cuFFT plans with the one work area they share.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -44,13 +44,21 @@ pub struct RunShape {
     stolt_nz: Option<usize>,
     /// Values of each requested box.
     boxes: Vec<usize>,
+    /// Migrations of a velocity scan that share the ingest (1: one migration).
+    members: usize,
     pub settings: RunSettings,
 }
 
 impl RunShape {
-    /// The shape of a run of `plan` and `request` whose phase-shift launches (if any) image `launch_sizes`
-    /// levels each.
-    pub fn new(plan: &Plan, request: &ImageRequest, settings: RunSettings, launch_sizes: Vec<usize>) -> Self {
+    /// The shape of a run of `plan` and `request`, by `members` migrations of a velocity scan, whose
+    /// phase-shift launches (if any) image `launch_sizes` levels each.
+    pub fn new(
+        plan: &Plan,
+        request: &ImageRequest,
+        members: usize,
+        settings: RunSettings,
+        launch_sizes: Vec<usize>,
+    ) -> Self {
         RunShape {
             method: plan.method,
             padded: plan.padded,
@@ -61,6 +69,7 @@ impl RunShape {
             last_level: plan.last_level(),
             stolt_nz: plan.stolt.as_ref().map(|g| g.nz_fft),
             boxes: request.boxes.iter().map(|b| b.len()).collect(),
+            members: members.max(1),
             settings,
         }
     }
@@ -76,14 +85,19 @@ pub struct RunBuffers {
     pub(super) slots: usize,
     /// The spectrum of one band (the widest).
     pub(super) spectrum: DeviceBuffer<Cpx>,
+    /// A velocity scan: the band's spectrum as transformed, which every member starts from (the methods
+    /// change the spectrum in place).
+    pub(super) kept: Option<DeviceBuffer<Cpx>>,
     /// In bands: a chunk's spectrum, frequency-major (`[ω][trace]`), on its way to the host.
     pub(super) chunk_spectrum: Option<DeviceBuffer<Cpx>>,
     /// Several ranks: this rank's chunk with every frequency, and the blocks of its share it receives.
     pub(super) exchange: Option<(DeviceBuffer<Cpx>, DeviceBuffer<Cpx>)>,
     pub(super) landing: Vec<DeviceBuffer<f32>>,
     pub(super) half: Vec<DeviceBuffer<Cpx>>,
+    /// The boxes of every member of the run, member after member.
     pub(super) products: Vec<DeviceBuffer<f32>>,
-    /// Where the products land on the host (pinned, so the copies run at full speed, asynchronously).
+    /// Where one member's products land on the host (pinned, so the copies run at full speed,
+    /// asynchronously); the members are handed over one after the other.
     pub(super) products_host: RefCell<Vec<PinnedBuffer<f32>>>,
     /// Phase shift: the k-domain images of one launch; Stolt: the kz lines; split-step: the level image.
     pub(super) planes: DeviceBuffer<Cpx>,
@@ -110,11 +124,11 @@ impl RunBuffers {
         let plane = (nk * 8) as u64;
 
         // What does not depend on the band: ingest buffers, products, tables; and the method's planes.
-        let products_bytes: u64 = shape.boxes.iter().map(|&n| n as u64 * 4).sum();
+        let products_bytes: u64 = shape.boxes.iter().map(|&n| n as u64 * 4).sum::<u64>() * shape.members as u64;
         let ranks = shape.settings.ranks.max(1);
         let mut common = vec![
             ("ingest ring", (RING * chunk_traces * (pt * 4 + bins * 8)) as u64),
-            ("products", products_bytes),
+            (if shape.members > 1 { "products of every scan member" } else { "products" }, products_bytes),
             ("tables", (nk * 8 + nw * 32) as u64),
         ];
         if ranks > 1 {
@@ -150,7 +164,7 @@ impl RunBuffers {
             items.push((planes_name, slots as u64 * plane));
             Budget { items }
         };
-        let needs = Needs { per_frequency: plane, fixed: &fixed, max_slots, banded };
+        let needs = Needs { per_frequency: plane, scan_copy: shape.members > 1, fixed: &fixed, max_slots, banded };
         let available = dev.available_memory(shape.settings.memory_limit)?;
         // cuFFT's work area is known only once the plans exist, and the plans depend on the bands: plan the
         // memory, make the plans, and if their work area does not fit, plan again with that much set aside.
@@ -205,6 +219,7 @@ impl RunBuffers {
         }
         let gpu = &dev.gpu;
         let spectrum = gpu.alloc::<Cpx>(bands.widest().max(1) * nk)?;
+        let kept = if shape.members > 1 { Some(gpu.alloc::<Cpx>(bands.widest().max(1) * nk)?) } else { None };
         let chunk_spectrum =
             if bands.banded() { Some(gpu.alloc::<Cpx>(chunk_traces * shape.frequencies.len())?) } else { None };
         // A rank trades through its chunk with every frequency, and one block of its share per rank.
@@ -218,7 +233,10 @@ impl RunBuffers {
         };
         let landing = (0..RING).map(|_| gpu.alloc::<f32>(chunk_traces * pt)).collect::<Result<Vec<_>>>()?;
         let half = (0..RING).map(|_| gpu.alloc::<Cpx>(chunk_traces * bins)).collect::<Result<Vec<_>>>()?;
-        let products = shape.boxes.iter().map(|&n| gpu.alloc::<f32>(n)).collect::<Result<Vec<_>>>()?;
+        let products = (0..shape.members)
+            .flat_map(|_| shape.boxes.iter())
+            .map(|&n| gpu.alloc::<f32>(n))
+            .collect::<Result<Vec<_>>>()?;
         let planes = gpu.alloc::<Cpx>(plane_count * nk)?;
         let products_host = if shape.settings.naive {
             Vec::new()
@@ -231,6 +249,7 @@ impl RunBuffers {
             bands,
             slots: layout.slots,
             spectrum,
+            kept,
             chunk_spectrum,
             exchange,
             landing,
@@ -244,6 +263,12 @@ impl RunBuffers {
 
     pub fn shape(&self) -> &RunShape {
         &self.shape
+    }
+
+    /// The boxes of member `member`, in the request's order.
+    pub(super) fn member_products(&self, member: usize) -> &[DeviceBuffer<f32>] {
+        let n = self.shape.boxes.len();
+        &self.products[member * n..(member + 1) * n]
     }
 }
 
@@ -334,8 +359,12 @@ mod tests {
         };
         let (second, third) = (share(1), share(2));
         assert_eq!(second.frequencies.len(), third.frequencies.len(), "the test needs two shares of one width");
-        let shape = |p: &Plan| RunShape::new(p, &request, RunSettings::default(), Vec::new());
+        let shape = |p: &Plan| RunShape::new(p, &request, 1, RunSettings::default(), Vec::new());
         assert_ne!(shape(&second), shape(&third));
         assert_eq!(shape(&third), shape(&share(2)));
+        // Nor are one migration's buffers taken for a velocity scan, which keeps every member's products and
+        // a copy of the band.
+        let scan = RunShape::new(&third, &request, 3, RunSettings::default(), Vec::new());
+        assert_ne!(shape(&third), scan);
     }
 }

@@ -66,16 +66,20 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The naive download: every product into pageable memory, one synchronous copy each.
-    pub(super) fn download_naive(&self, stats: &mut RunStats) -> Result<Vec<Vec<f32>>> {
+    /// The naive download: every product of every member into pageable memory, one synchronous copy each.
+    pub(super) fn download_naive(&self, stats: &mut RunStats) -> Result<Vec<Vec<Vec<f32>>>> {
         let t = Instant::now();
-        let mut out = Vec::with_capacity(self.buffers.products.len());
+        let mut out = Vec::with_capacity(self.handover.sinks.len());
         let mut bytes = 0u64;
-        for p in &self.buffers.products {
-            let mut host = vec![0.0f32; p.len()];
-            device::download_pageable(&mut host, p)?;
-            bytes += (p.len() * 4) as u64;
-            out.push(host);
+        for member in 0..self.handover.sinks.len() {
+            let mut images = Vec::new();
+            for p in self.buffers.member_products(member) {
+                let mut host = vec![0.0f32; p.len()];
+                device::download_pageable(&mut host, p)?;
+                bytes += (p.len() * 4) as u64;
+                images.push(host);
+            }
+            out.push(images);
         }
         stats.add("d2h", t.elapsed(), bytes);
         stats.device_to_host_bytes += bytes;

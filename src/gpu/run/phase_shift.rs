@@ -20,10 +20,10 @@ use crate::imaging::{plan, Plan};
 const PS_MAX_SLOTS: usize = 128;
 
 impl Run<'_> {
-    /// Phase shift of one band: each launch's k-domain images are imaged and gathered into the products.
-    pub(super) fn phase_shift(&self, band: &Range<usize>, ctx: &RunContext) -> Result<()> {
+    /// Phase shift of one band with `plan` (the member's): each launch's k-domain images are imaged and
+    /// gathered into the products.
+    pub(super) fn phase_shift(&self, band: &Range<usize>, plan: &Plan, ctx: &RunContext) -> Result<()> {
         let dev = self.dev;
-        let plan = self.plan;
         let (max, rolloff) = dip_args(plan);
         // The imaging weights (1 or 2: exact) go into the field once, so the kernel's imaging is a plain sum.
         self.timed("migrate", || self.scale_spectrum(self.weight_cpx.ptr_at(band.start), band.len()))?;
