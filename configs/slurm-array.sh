@@ -23,7 +23,9 @@ job=$(sed -n "${SLURM_ARRAY_TASK_ID}p" "$list")
 # Slurm sets CUDA_VISIBLE_DEVICES to the GPU it granted: device 0 is that GPU.
 # --backend cuda (not auto) makes a task that landed without a usable GPU fail loudly instead of running on
 # the CPU for hours.
-srun seisimage --quiet run "$job" --backend cuda
+# The log (--output above) names the job, its input, method and products, shows progress with the time
+# left, and ends with where the products are; add --quiet to keep only warnings and errors.
+srun seisimage run "$job" --backend cuda
 status=$?
 # 0: done; 1: failed (bad input, GPU error: see the log); 2: the job file or command line is wrong (do not
 # resubmit unchanged); 130/143: interrupted (resubmit).

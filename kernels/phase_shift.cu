@@ -35,12 +35,11 @@ __device__ __forceinline__ cpx phase_factor_stretch(float om_f, const double* om
 // of the sin/cos chains.
 extern "C" __global__ void __launch_bounds__(PS_LANES * PS_WARPS, 3)
 phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], weighted, carried down in place
-                  cpx* __restrict__ kimg,            // [n_slots][nk], overwritten, or added to (accumulate)
+                  cpx* __restrict__ kimg,            // [n_slots][nk], overwritten
                   const double* __restrict__ k2,     // [nk]
                   const double* __restrict__ omega,  // [n_w]
                   int n_w, int nk, const Segment* __restrict__ segs, int n_segs,
-                  const float* __restrict__ slot_velocity, int n_slots, float dip_max, float dip_rolloff,
-                  int accumulate) {
+                  const float* __restrict__ slot_velocity, int n_slots, float dip_max, float dip_rolloff) {
     extern __shared__ cpx acc[];  // [n_slots][PS_LANES]
     int lane = threadIdx.x, warp = threadIdx.y;
     int k = blockIdx.x * PS_LANES + lane;
@@ -109,10 +108,6 @@ phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], weighted, car
     }
     __syncthreads();
     if (live) {
-        // A job run in frequency bands adds each band's share of the k-domain images.
-        for (int s = warp; s < n_slots; s += PS_WARPS) {
-            u64 i = (u64)s * nk + k;
-            kimg[i] = accumulate ? cpx_add(kimg[i], acc[s * PS_LANES + lane]) : acc[s * PS_LANES + lane];
-        }
+        for (int s = warp; s < n_slots; s += PS_WARPS) kimg[(u64)s * nk + k] = acc[s * PS_LANES + lane];
     }
 }

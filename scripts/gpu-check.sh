@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The checks a change to the GPU code needs, on a machine with a CUDA device: every integration test with
-# the GPU backend on, the demo job on the GPU, and `seisimage bench` for each method. Optionally a second
+# the GPU backend on, the demo job on the GPU, the RMS demo as a velocity scan, and `seisimage bench` for
+# each method and for a scan of 5. Optionally a second
 # binary is benchmarked alternately with the first, for comparing two builds (ratios from one session).
 #
 #   scripts/gpu-check.sh BIN TESTS OUT [BASELINE_BIN]
@@ -21,8 +22,15 @@ echo "== demo on the GPU"
 "$bin" run configs/demo.toml --backend cuda --set "output.dir=\"$out/demo\"" >"$out/demo.log" 2>&1 || status=1
 tail -n 2 "$out/demo.log"
 
+echo "== the RMS demo as a velocity scan on the GPU (its stages: ingest once, scan-copy per member)"
+"$bin" run configs/demo-rms.toml --backend cuda --set "output.dir=\"$out/demo-rms-scan\"" \
+  --set "velocity.scale=[0.9, 0.95, 1.0, 1.05, 1.1]" >"$out/demo-rms-scan.log" 2>&1 || status=1
+tail -n 2 "$out/demo-rms-scan.log"
+
 echo "== bench"
 work=$(mktemp -d)
+"$bin" bench -q --scales 5 --workdir "$work/scan" >"$out/bench-scan.txt" 2>&1 || status=1
+grep -A12 "^velocity scan" "$out/bench-scan.txt"
 bench() { # label binary method json
   "$2" bench -q --method "$3" --workdir "$work/$1-$3" --json "$out/bench-$1-$3-$4.json" \
     >"$out/bench-$1-$3-$4.txt" 2>&1 || status=1

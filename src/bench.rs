@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::cancel::CancelToken;
 use crate::context::RunContext;
 use crate::error::{Error, IoContext, Result};
-use crate::imaging::{Engine, ImageRequest, Method, Migration};
+use crate::imaging::{Collected, Engine, ImageRequest, Method, Migration, ProductSink};
 use crate::io::segy::{SegyReader, SegyWriteOptions, WriteFormat};
 use crate::io::{FileFormat, VolumeSink, WriteOptions};
 use crate::job::{Backend, Job};
@@ -32,6 +32,30 @@ pub struct BenchConfig {
     pub workdir: PathBuf,
     /// CPU thread counts to measure scaling over (empty: 1, 2, 4, … all cores).
     pub threads: Vec<usize>,
+    /// Also time a velocity scan of this many members (0 or 1: none), against one ingest plus that many
+    /// migrations.
+    pub scales: usize,
+}
+
+/// A velocity scan against its parts: one ingest and one migration per member, timed in the same process
+/// on the same engine (the products collected in memory, not written).
+#[derive(Clone, Debug, Serialize)]
+pub struct ScanReport {
+    /// The velocity factors of the members.
+    pub scales: Vec<f64>,
+    /// One migration of the job (ingest included), s.
+    pub single_seconds: f64,
+    /// What a scan does once of it: read, window, upload, time FFT, store, and each band's load and
+    /// spatial FFTs, s.
+    pub ingest_seconds: f64,
+    /// The whole scan, s.
+    pub scan_seconds: f64,
+    /// `scan / (ingest + members × (single − ingest))`: 1 when the scan costs one ingest and its migrations.
+    pub ratio_to_one_ingest: f64,
+    /// `members × single / scan`: how much faster than separate runs.
+    pub speedup_over_separate: f64,
+    /// The stages of the scan.
+    pub stages: crate::stats::RunStats,
 }
 
 /// One row of the stage table.
@@ -97,6 +121,8 @@ pub struct BenchReport {
     pub prepare_seconds: f64,
     /// Every stage the run recorded, as the manifest has them (setup stages included).
     pub all_stages: crate::stats::RunStats,
+    /// With `--scales N`: the velocity scan against one ingest plus N migrations.
+    pub scan: Option<ScanReport>,
     pub notes: Vec<String>,
 }
 
@@ -168,6 +194,7 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         notes.push("lateral padding was added; the k grid is larger than the volume".into());
     }
     let stages = stage_rows(&prepared, stats, &floors, input_bytes, bus_bytes);
+    let scan = if cfg.scales >= 2 { Some(scan_bench(&prepared, cfg.backend, cfg.scales, progress)?) } else { None };
     Ok(BenchReport {
         size: cfg.size,
         input_bytes,
@@ -189,7 +216,64 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         cpu_scaling,
         prepare_seconds,
         all_stages: manifest.stages.clone(),
+        scan,
         notes,
+    })
+}
+
+/// Time one migration of the job and a scan of `members` velocity factors from 0.9 to 1.1, on a fresh
+/// engine of the job's backend: the fastest of three runs of each, after a warm-up run.
+fn scan_bench(p: &Prepared, backend: Backend, members: usize, progress: &dyn Progress) -> Result<ScanReport> {
+    let scales: Vec<f64> = (0..members).map(|i| 0.9 + 0.2 * i as f64 / (members - 1) as f64).collect();
+    let mut config = p.job.config.clone();
+    config.velocity.scale = scales.clone();
+    let planned = crate::scan::plan_migrations(&config, p.reader.geometry(), p.bin_size, p.velocity.clone())?;
+    let input = p.reader.as_ref();
+    let migrations: Vec<Migration> = planned
+        .members
+        .iter()
+        .map(|m| Migration { input, plan: &m.plan, velocity: &m.velocity, request: &planned.request })
+        .collect();
+    let mut engine = run::select_engine(&p.job, backend)?.engine;
+    let mut timed = |scan: &[Migration]| -> Result<(f64, crate::stats::RunStats)> {
+        let collected: Vec<Collected> = scan.iter().map(|_| Collected::new(&planned.request)).collect();
+        let sinks: Vec<&dyn ProductSink> = collected.iter().map(|c| c as &dyn ProductSink).collect();
+        let mut ctx = RunContext::new(progress, CancelToken::process().child());
+        let t = Instant::now();
+        engine.migrate_scan(scan, &mut ctx, &sinks)?;
+        Ok((t.elapsed().as_secs_f64(), ctx.stats))
+    };
+    // The fastest of three runs each (after a warm-up): the machine may be shared.
+    let mut fastest = |scan: &[Migration]| -> Result<(f64, crate::stats::RunStats)> {
+        timed(scan)?;
+        let mut best = timed(scan)?;
+        for _ in 0..2 {
+            let next = timed(scan)?;
+            if next.0 < best.0 {
+                best = next;
+            }
+        }
+        Ok(best)
+    };
+    let (single_seconds, single) = fastest(&migrations[..1])?;
+    let (scan_seconds, stages) = fastest(&migrations)?;
+    // What a scan does once: the ingest (on the CPU its parts: read, time FFT, store), and per band its
+    // load from the store and its spatial FFTs.
+    let ingest_stages: &[&str] = if single.seconds("ingest").is_some() {
+        &["ingest", "band-load", "spatial-fft"]
+    } else {
+        &["read", "time-fft", "store", "band-load", "spatial-fft"]
+    };
+    let ingest_seconds: f64 = ingest_stages.iter().filter_map(|s| single.seconds(s)).sum();
+    let expected = ingest_seconds + members as f64 * (single_seconds - ingest_seconds);
+    Ok(ScanReport {
+        scales,
+        single_seconds,
+        ingest_seconds,
+        scan_seconds,
+        ratio_to_one_ingest: scan_seconds / expected,
+        speedup_over_separate: members as f64 * single_seconds / scan_seconds,
+        stages,
     })
 }
 
@@ -578,6 +662,29 @@ impl BenchReport {
             writeln!(s, "\nevery stage of the run (wall or device time, s): open + plan {:.3}", self.prepare_seconds);
         for st in self.all_stages.stages.iter() {
             let _ = writeln!(s, "  {:<20} {:>8.4}  {:>10.1} MB", st.name, st.seconds, st.bytes as f64 / 1e6);
+        }
+        if let Some(scan) = &self.scan {
+            let n = scan.scales.len();
+            let _ = writeln!(
+                s,
+                "\nvelocity scan of {n} (× {:.3} .. × {:.3}), products in memory: {:.3} s; one migration {:.3} s, of \
+                 which ingest {:.3} s",
+                scan.scales[0],
+                scan.scales[n - 1],
+                scan.scan_seconds,
+                scan.single_seconds,
+                scan.ingest_seconds
+            );
+            let _ = writeln!(
+                s,
+                "  scan / (one ingest + {n} migrations = {:.3} s) = {:.2}; {:.2} × faster than {n} separate runs",
+                scan.ingest_seconds + n as f64 * (scan.single_seconds - scan.ingest_seconds),
+                scan.ratio_to_one_ingest,
+                scan.speedup_over_separate
+            );
+            for st in scan.stages.stages.iter() {
+                let _ = writeln!(s, "  scan {:<15} {:>8.4}  {:>10.1} MB", st.name, st.seconds, st.bytes as f64 / 1e6);
+            }
         }
         for n in &self.notes {
             let _ = writeln!(s, "note: {n}");

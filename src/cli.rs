@@ -45,16 +45,23 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Describe a SEG-Y or HDF5 volume: format, geometry, sample axis, coordinates, amplitudes.
+    /// Describe a SEG-Y or HDF5 volume: format, geometry, sample axis, coordinates, amplitudes; or show a
+    /// SEG-Y file's headers as stored (--raw-headers, --trace N), grid or not.
     Info(InfoArgs),
     /// Convert between SEG-Y, HDF5 and NPY, optionally cutting a box.
     Convert(ConvertArgs),
     /// Run migration jobs described by TOML files.
     Run(RunArgs),
-    /// Check a job file and its input, and print the plan (sizes, band, depth axis, memory, products) without running.
+    /// Sum the partial products of a job's shares (`run --shard I/N`) and write the products and the manifest.
+    Reduce(ReduceArgs),
+    /// Check a job file and the files it names, and print the plan (sizes, band, depth axis, the depth the
+    /// record reaches, products, warnings) and its memory against this machine's, without running.
     Validate(JobArgs),
     /// Print a job file fully resolved, with every default shown.
     PrintConfig(JobArgs),
+    /// Draw an inline, crossline or time/depth slice of any SEG-Y or HDF5 volume as a PNG (with its JSON
+    /// sidecar), with the renderer of a run's products: to check an input, or show it beside its image.
+    Plot(PlotArgs),
     /// Write a synthetic volume with known answers (diffractors, dipping planes, spikes, layers) and its truth file.
     Synth(SynthArgs),
     /// List the CUDA devices seisimage can use, or say why there are none.
@@ -107,6 +114,14 @@ pub struct InfoArgs {
     /// Skip the amplitude statistics (which read every sample).
     #[arg(long)]
     pub no_stats: bool,
+    /// SEG-Y: show the file's headers as stored instead of a summary: the textual and binary file headers
+    /// and the header of one trace, every field with its bytes and value. Works on files that are not a
+    /// grid (shot gathers, files that keep their line numbers at other bytes), to find where they keep what.
+    #[arg(long, conflicts_with = "json")]
+    pub raw_headers: bool,
+    /// With --raw-headers (which it implies): the trace whose header to show, 1-based in file order.
+    #[arg(long, value_name = "N", conflicts_with = "json")]
+    pub trace: Option<usize>,
     /// Input container, when the name does not tell.
     #[arg(long, value_enum, default_value_t)]
     pub format: FileFormat,
@@ -175,8 +190,9 @@ pub struct JobArgs {
 pub struct RunArgs {
     /// The job file (TOML), or several: they run one after another in this process and share the compute
     /// engine, so on a GPU only the first pays for the CUDA start-up (about 0.3 s), and each job's input is
-    /// opened while the job before it migrates. Every file is checked before the first job starts; a job
-    /// that fails is reported and the others still run, and the exit code is the first failure's.
+    /// opened while the job before it migrates. Every job file, and the files each names, is checked
+    /// before the first job starts; a job that fails is reported and the others still run, and the exit
+    /// code is the first failure's. A run locks its output folder (.seisimage.lock) while it writes there.
     #[arg(required = true, value_name = "JOB")]
     pub jobs: Vec<PathBuf>,
     /// Override a job value (in every job): KEY=VALUE with a dotted key and a TOML value, e.g. --set
@@ -187,6 +203,126 @@ pub struct RunArgs {
     /// Overrides compute.backend of the job file.
     #[arg(long, value_enum)]
     pub backend: Option<seisimage::job::Backend>,
+    /// Migrate only share I of N of the job's frequencies (I from 1 to N) and write its partial products
+    /// (shard-I-of-N.partial) instead of the products; `seisimage reduce JOB --shards N` sums the shares
+    /// and writes the products and the manifest. The shares can run anywhere, at any time, on the CPU or a
+    /// GPU: a Slurm array of N tasks and a reduce job that depends on it split one survey.
+    #[arg(long, value_name = "I/N", value_parser = parse_share, conflicts_with = "gpus")]
+    pub shard: Option<seisimage::imaging::bands::Share>,
+    /// With --shard: write the partial products into this folder instead of the job's output folder.
+    #[arg(long, value_name = "DIR", requires = "shard")]
+    pub partials: Option<PathBuf>,
+    /// Run the job over several GPUs of this machine: one rank per GPU (`all`, or the first N), each
+    /// migrating a share of the frequencies, the products summed on rank 0. Needs NCCL. On a cluster,
+    /// start the ranks with srun or mpirun instead (see docs/cluster.md).
+    #[arg(long, value_name = "all|N", value_parser = parse_gpus)]
+    pub gpus: Option<seisimage::distributed::launcher::Gpus>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReduceArgs {
+    /// The job file the shares ran (the same file and --set overrides).
+    pub job: PathBuf,
+    /// The number of shares the job was split into (the N of --shard I/N).
+    #[arg(long, value_name = "N")]
+    pub shards: usize,
+    /// The folder holding the partial products (default: the job's output folder).
+    #[arg(long, value_name = "DIR")]
+    pub partials: Option<PathBuf>,
+    /// Override a job value, as for `run` (the shares must have run with the same overrides).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    group(clap::ArgGroup::new("slice").required(true).args(["inline", "crossline", "time", "depth"])),
+    after_help = "Examples:\n  \
+seisimage plot data/f3.sgy --inline 122 -o inline_122.png\n  \
+seisimage plot data/f3.sgy --time 200 -o t200.png            # a map view, north up from the coordinates\n  \
+seisimage plot out/demo/roi_centre.h5 --crossline 884 --display va -o va.png\n  \
+seisimage plot in.sgy --inline 120 --attribute envelope --agc 250 -o env.png\n\n\
+The options are those of a job's [output.render] table (docs/rendering.md shows each with a picture); the \
+picture's sidecar (.json beside it) records its axes, clip and notes."
+)]
+pub struct PlotArgs {
+    /// The volume (SEG-Y or HDF5; a run's sub-volumes too).
+    pub file: std::path::PathBuf,
+    /// Draw this inline (header value): crosslines across, time or depth down.
+    #[arg(long, value_name = "N")]
+    pub inline: Option<i64>,
+    /// Draw this crossline (header value): inlines across.
+    #[arg(long, value_name = "N")]
+    pub crossline: Option<i64>,
+    /// Draw the time slice nearest this time (ms), in map view.
+    #[arg(long, value_name = "MS")]
+    pub time: Option<f64>,
+    /// Draw the depth slice nearest this depth (m), in map view.
+    #[arg(long, value_name = "M")]
+    pub depth: Option<f64>,
+    /// The picture (PNG); its sidecar is written beside it with the extension .json.
+    #[arg(short, long, value_name = "PNG")]
+    pub output: std::path::PathBuf,
+    /// Draw a complex-trace attribute of the slice instead of its amplitudes.
+    #[arg(long, value_enum)]
+    pub attribute: Option<seisimage::attributes::Attribute>,
+    /// Half-height of the window of samples (ms or m) over which the attribute of a time or depth slice is
+    /// computed.
+    #[arg(long, value_name = "LENGTH", default_value_t = 200.0)]
+    pub attribute_window: f64,
+    /// Colour map of amplitudes.
+    #[arg(long, value_enum, default_value_t)]
+    pub colormap: seisimage::render::Colormap,
+    /// A fixed clip: values in [-CLIP, CLIP] span the colour map (default: the --clip-percentile of |value|).
+    #[arg(long, value_name = "CLIP")]
+    pub clip: Option<f64>,
+    /// The clip is this percentile of |value|.
+    #[arg(long, value_name = "P", default_value_t = 99.0)]
+    pub clip_percentile: f64,
+    /// density (colours), wiggle, or va (variable area: positive lobes filled).
+    #[arg(long, value_enum, default_value_t)]
+    pub display: seisimage::render::Display,
+    /// Automatic gain control of the picture, over this window (ms for time, m for depth).
+    #[arg(long, value_name = "WINDOW")]
+    pub agc: Option<f64>,
+    /// How an enlarged axis is drawn: auto (cells where a sample gets two pixels or more), nearest, linear.
+    #[arg(long, value_enum, default_value_t)]
+    pub sampling: seisimage::render::Sampling,
+    /// Vertical exaggeration over the true aspect.
+    #[arg(long = "ve", value_name = "FACTOR", default_value_t = 1.0)]
+    pub vertical_exaggeration: f64,
+    /// Smallest width of the data area, pixels.
+    #[arg(long, value_name = "PIXELS", default_value_t = 800)]
+    pub width: u32,
+    /// Title, a template: {product}, {quantity}, {input}, {scale}, {date}, {version}.
+    #[arg(long)]
+    pub title: Option<String>,
+    /// No provenance footer.
+    #[arg(long)]
+    pub no_footer: bool,
+    /// The data area alone: no axes, colour bar, notes or footer.
+    #[arg(long)]
+    pub no_annotate: bool,
+    /// Metres between inlines and between crosslines, for a volume without coordinates: IL,XL.
+    #[arg(long, value_name = "IL,XL", value_parser = parse_pair)]
+    pub bin_size: Option<[f64; 2]>,
+    /// Input container, when the name does not tell.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: FileFormat,
+    /// HDF5: path of the 3-D dataset.
+    #[arg(long, default_value = seisimage::io::hdf5::DEFAULT_DATASET)]
+    pub dataset: String,
+    #[command(flatten)]
+    pub segy: SegyArgs,
+}
+
+fn parse_pair(s: &str) -> Result<[f64; 2], String> {
+    let (a, b) = s.split_once(',').ok_or_else(|| format!("expected IL,XL such as 12.5,25, got {s:?}"))?;
+    let p = |x: &str| match x.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("expected two positive distances IL,XL, got {s:?}")),
+    };
+    Ok([p(a)?, p(b)?])
 }
 
 #[derive(Args, Debug)]
@@ -240,6 +376,9 @@ pub enum SynthModelKind {
     Spike,
     /// Flat reflectors at a few depths.
     Layers,
+    /// Four reflectors folded along the crosslines and cut by a normal fault, whose edges diffract
+    /// (constant velocity; the structure is the same on every inline).
+    Folded,
 }
 
 #[derive(Args, Debug)]
@@ -275,6 +414,10 @@ pub struct BenchArgs {
     /// CPU mode: thread counts to measure scaling over (default 1, 2, 4, … all cores).
     #[arg(long, value_delimiter = ',')]
     pub threads: Vec<usize>,
+    /// Also time a velocity scan of N members (velocity × 0.9 … × 1.1) from one ingest, against one ingest
+    /// plus N migrations and against N separate runs.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub scales: usize,
 }
 
 /// The most samples a synthetic or benchmark volume may have: 2^40 (4.4 TB of 4-byte samples).
@@ -298,6 +441,14 @@ fn parse_size(s: &str) -> Result<[usize; 3], String> {
         return Err(format!("{s} is {samples} samples; at most {MAX_SAMPLES} (2^40, 4.4 TB) are made"));
     }
     Ok(out)
+}
+
+fn parse_share(s: &str) -> Result<seisimage::imaging::bands::Share, String> {
+    s.parse()
+}
+
+fn parse_gpus(s: &str) -> Result<seisimage::distributed::launcher::Gpus, String> {
+    s.parse()
 }
 
 /// Seconds as a duration; a number too large for one means "never".

@@ -98,6 +98,11 @@ pub enum Error {
     /// The work was asked to stop (SIGINT, SIGTERM, or its cancellation token).
     #[error("interrupted by {0}; stopped cleanly and removed its temporary files")]
     Interrupted(Stop),
+
+    /// Another rank of a run over several GPUs failed or was stopped, so this one stopped too: it exits with
+    /// that rank's exit code, so that every rank of the run tells why it ended.
+    #[error("rank {rank} of this run failed (exit code {code}), so this rank stopped too: {message}")]
+    Peer { rank: usize, code: i32, message: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -152,6 +157,7 @@ impl Error {
             Error::Config { .. } | Error::Setting { .. } | Error::Request(_) => 2,
             Error::Interrupted(Stop::Sigint) => 130,
             Error::Interrupted(Stop::Sigterm) => 143,
+            Error::Peer { code, .. } if [2, 130, 143].contains(code) => *code,
             _ => 1,
         }
     }
@@ -182,6 +188,10 @@ mod tests {
         assert_eq!(fault.exit_code(), 1, "a fault in seisimage is not a mistake in the job");
         assert!(fault.to_string().contains("a fault in seisimage"), "{fault}");
         assert_eq!(Error::Backend("no GPU".into()).exit_code(), 1);
+        let peer = |code| Error::Peer { rank: 3, code, message: "interrupted by SIGTERM".into() };
+        assert_eq!((peer(143).exit_code(), peer(130).exit_code(), peer(1).exit_code()), (143, 130, 1));
+        assert_eq!(peer(77).exit_code(), 1, "a code no run exits with is a failure");
+        assert!(peer(143).to_string().starts_with("rank 3 of this run failed (exit code 143)"));
     }
 
     #[test]

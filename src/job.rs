@@ -17,11 +17,13 @@ use std::path::{Path, PathBuf};
 use serde::de::{self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
+use crate::attributes::Attribute;
 use crate::error::{Error, Location, Result};
 use crate::imaging::ImagingParams;
 use crate::io::{FileFormat, InputOptions};
 use crate::render::RenderOptions;
 use crate::velocity::VelocitySpec;
+use crate::volume::Domain;
 use crate::window::{NonFinite, WindowParams};
 
 /// Where a job computes.
@@ -202,13 +204,41 @@ pub struct ComputeConfig {
     /// GPU: fast (less accurate) sin/cos/sqrt in the kernels.
     pub fast_math: bool,
     /// GPU: use at most this much device memory (GB), e.g. on a shared card. A job whose spectrum does not
-    /// fit runs in frequency bands (slower: the input is read once per band). Default: what is free.
+    /// fit runs in frequency bands, the spectrum waiting on the host. Default: what is free.
     pub device_memory_gb: Option<f64>,
+    /// Use at most this much host memory (GB) for the spectrum and the work on it; a spectrum that does not
+    /// fit waits for its frequency bands in a cache file in `scratch_dir`. Default: 80 % of what the system
+    /// reports available.
+    pub host_memory_gb: Option<f64>,
+    /// Folder of the spectrum's cache file, on a local disk with room for the spectrum. Default: the
+    /// system's temporary folder (`TMPDIR`, else `/tmp`).
+    pub scratch_dir: Option<PathBuf>,
+    /// Several GPU ranks: how long (s) a rank waits for the others to start and meet (NCCL's set-up).
+    pub rank_timeout_s: f64,
 }
 
 impl Default for ComputeConfig {
     fn default() -> Self {
-        ComputeConfig { backend: Backend::Auto, threads: 0, device: 0, fast_math: false, device_memory_gb: None }
+        ComputeConfig {
+            backend: Backend::Auto,
+            threads: 0,
+            device: 0,
+            fast_math: false,
+            device_memory_gb: None,
+            host_memory_gb: None,
+            scratch_dir: None,
+            rank_timeout_s: 300.0,
+        }
+    }
+}
+
+impl ComputeConfig {
+    /// Where the engine may keep a spectrum that waits for its frequency bands.
+    pub fn store_settings(&self) -> crate::imaging::store::StoreSettings {
+        crate::imaging::store::StoreSettings {
+            host_memory: self.host_memory_gb.map(|gb| (gb * 1e9) as u64),
+            scratch_dir: self.scratch_dir.clone(),
+        }
     }
 }
 
@@ -257,6 +287,9 @@ pub struct RoiConfig {
     /// Default ["hdf5"].
     #[serde(default = "default_roi_formats")]
     pub formats: Vec<VolumeFormat>,
+    /// Complex-trace attributes of the box, each written in `formats` as `roi_NAME_ATTRIBUTE`. Default none.
+    #[serde(default)]
+    pub attributes: Vec<Attribute>,
 }
 
 fn default_roi_formats() -> Vec<VolumeFormat> {
@@ -264,7 +297,7 @@ fn default_roi_formats() -> Vec<VolumeFormat> {
 }
 
 /// `[output]`: what to write, and where.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputConfig {
     /// Output folder (created if missing).
@@ -288,11 +321,35 @@ pub struct OutputConfig {
     /// the run refuses to start otherwise. Default 0: the products only have to fit.
     #[serde(default)]
     pub keep_free_gb: f64,
+    /// What the run does with files already in the folder.
+    #[serde(default)]
+    pub existing: Existing,
     /// How slices are drawn.
     #[serde(default)]
     pub render: RenderOptions,
+    /// Complex-trace attributes of every slice (envelope, phase, frequency, cos_phase), each a product of
+    /// its own (`inline_120_envelope`), drawn and written like the slice. Default none.
+    #[serde(default)]
+    pub attributes: Vec<Attribute>,
+    /// Half-height (m) of the window of depth levels over which the attributes of a depth slice are
+    /// computed. Default 200 m.
+    #[serde(default = "default_attribute_window")]
+    pub attribute_window_m: f64,
+    /// Write `index.html`, a page of the run's pictures, files and parameters. Default true.
+    #[serde(default = "yes")]
+    pub index: bool,
     #[serde(default)]
     pub roi: Vec<RoiConfig>,
+    /// The domains every product is written in: depth as imaged, and/or two-way time converted with the
+    /// velocity model. Default depth only.
+    #[serde(default = "depth_only")]
+    pub domain: Vec<Domain>,
+    /// Sample interval (ms) of products in time. Default: the input's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_step_ms: Option<f64>,
+    /// Two-way times (ms) of horizontal slices in time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub time_slices: Vec<f64>,
 }
 
 fn yes() -> bool {
@@ -301,6 +358,60 @@ fn yes() -> bool {
 
 /// The largest job file read: a job with thousands of products takes a few hundred kilobytes.
 pub const MAX_JOB_FILE_BYTES: u64 = 4 << 20;
+
+fn depth_only() -> Vec<Domain> {
+    vec![Domain::Depth]
+}
+
+impl OutputConfig {
+    /// Whether products are written in `domain` (an empty list, as in a config made in code, is depth).
+    pub fn writes(&self, domain: Domain) -> bool {
+        self.domain.contains(&domain) || (self.domain.is_empty() && domain == Domain::Depth)
+    }
+}
+
+/// `output.existing`: what a run does with the files already in its output folder.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Existing {
+    /// Replace what the folder's manifest lists (the previous run's products, also those this run does not
+    /// write again); leave every other file alone.
+    #[default]
+    Replace,
+    /// Refuse to run in a folder that holds anything.
+    Refuse,
+    /// Remove every file seisimage could have written there (products, manifests, temporary files of an
+    /// interrupted run), listed or not; leave other files alone.
+    Clean,
+}
+
+fn default_attribute_window() -> f64 {
+    200.0
+}
+
+impl Default for OutputConfig {
+    /// The defaults of the job file's keys (with an empty `dir`).
+    fn default() -> Self {
+        OutputConfig {
+            dir: PathBuf::new(),
+            inlines: Vec::new(),
+            crosslines: Vec::new(),
+            depth_slices: Vec::new(),
+            slice_formats: Vec::new(),
+            png: true,
+            keep_free_gb: 0.0,
+            existing: Existing::default(),
+            render: RenderOptions::default(),
+            attributes: Vec::new(),
+            attribute_window_m: default_attribute_window(),
+            index: true,
+            roi: Vec::new(),
+            domain: depth_only(),
+            time_step_ms: None,
+            time_slices: Vec::new(),
+        }
+    }
+}
 
 /// A job ready to plan: the config with paths resolved and every value checked that can be checked
 /// without opening the input.
@@ -370,21 +481,29 @@ impl Job {
         }
     }
 
+    /// The `--set KEY=VALUE` overrides applied, in order.
+    pub fn overrides(&self) -> Vec<String> {
+        self.origin.overrides.iter().map(|o| o.item.clone()).collect()
+    }
+
     /// Make every path absolute: relative to the job file's folder, or to the current folder when the path
-    /// came from `--set`.
+    /// came from `--set`; `.` and `..` are resolved in the text of the path (see [`normalise`]).
     fn resolve_paths(&mut self) -> Result<()> {
         let folder = self.source.parent().map(Path::to_path_buf).unwrap_or_default();
         let c = &mut self.config;
         let mut paths = vec![("input.path", &mut c.input.path), ("output.dir", &mut c.output.dir)];
-        if let VelocitySpec::File { path, .. } = &mut c.velocity {
+        if let Some(path) = &mut c.velocity.path {
             paths.push(("velocity.path", path));
+        }
+        if let Some(path) = &mut c.compute.scratch_dir {
+            paths.push(("compute.scratch_dir", path));
         }
         for (key, path) in paths {
             if path.as_os_str().is_empty() {
                 return Err(self.origin.error_at(key, "the path is empty"));
             }
             let base = if self.origin.overridden(key).is_some() { Path::new("") } else { folder.as_path() };
-            *path = std::path::absolute(base.join(&*path)).map_err(|e| Error::io(&*path, e))?;
+            *path = normalise(&std::path::absolute(base.join(&*path)).map_err(|e| Error::io(&*path, e))?);
         }
         Ok(())
     }
@@ -399,8 +518,12 @@ impl Job {
             }
         }
         c.window.validate().map_err(|e| self.locate(e))?;
+        c.velocity.check().map_err(|e| self.locate(e))?;
         let o = &c.output;
-        let slices = !o.inlines.is_empty() || !o.crosslines.is_empty() || !o.depth_slices.is_empty();
+        let slices = !o.inlines.is_empty()
+            || !o.crosslines.is_empty()
+            || !o.depth_slices.is_empty()
+            || !o.time_slices.is_empty();
         if !slices && o.roi.is_empty() {
             return Err(self.error_at(
                 "output",
@@ -408,8 +531,10 @@ impl Job {
                  [[output.roi]]",
             ));
         }
-        if let Some(z) = o.depth_slices.iter().find(|z| !z.is_finite() || **z < 0.0) {
-            return Err(self.error_at("output.depth_slices", format!("depths must be in metres, ≥ 0, not {z}")));
+        self.check_domains()?;
+        if let Some((n, z)) = o.depth_slices.iter().enumerate().find(|(_, z)| !z.is_finite() || **z < 0.0) {
+            let key = format!("output.depth_slices.{n}");
+            return Err(self.error_at(&key, format!("depths must be in metres, ≥ 0, not {z}")));
         }
         if slices && !o.png && o.slice_formats.is_empty() {
             return Err(self.error_at("output.png", "slices are requested but png = false and slice_formats is empty"));
@@ -427,6 +552,31 @@ impl Job {
             if !(gb.is_finite() && gb > 0.0) {
                 return Err(self.error_at("compute.device_memory_gb", format!("must be gigabytes > 0, not {gb}")));
             }
+        }
+        if !(o.attribute_window_m.is_finite() && o.attribute_window_m >= 0.0) {
+            return Err(self.error_at(
+                "output.attribute_window_m",
+                format!("must be a length in metres ≥ 0, not {}", o.attribute_window_m),
+            ));
+        }
+        if let Some(a) = o.attributes.iter().enumerate().find_map(|(i, a)| o.attributes[..i].contains(a).then_some(a)) {
+            return Err(self.error_at("output.attributes", format!("{} is listed twice", a.name())));
+        }
+        if !o.attributes.is_empty() && !slices {
+            return Err(self.error_at(
+                "output.attributes",
+                "attributes of slices are asked for, but no slice is: set output.inlines, output.crosslines or \
+                 output.depth_slices (an [[output.roi]] takes its own `attributes`)",
+            ));
+        }
+        if let Some(gb) = self.config.compute.host_memory_gb {
+            if !(gb.is_finite() && gb > 0.0) {
+                return Err(self.error_at("compute.host_memory_gb", format!("must be gigabytes > 0, not {gb}")));
+            }
+        }
+        let timeout = self.config.compute.rank_timeout_s;
+        if !(timeout.is_finite() && timeout > 0.0) {
+            return Err(self.error_at("compute.rank_timeout_s", format!("must be seconds > 0, not {timeout}")));
         }
         if !(o.keep_free_gb.is_finite() && o.keep_free_gb >= 0.0) {
             return Err(self.error_at("output.keep_free_gb", format!("must be gigabytes ≥ 0, not {}", o.keep_free_gb)));
@@ -465,6 +615,45 @@ impl Job {
         o.render.validate().map_err(|e| self.locate(e.within("output.render")))
     }
 
+    /// `output.domain` and the keys of products in time.
+    fn check_domains(&self) -> Result<()> {
+        let o = &self.config.output;
+        if o.domain.is_empty() {
+            return Err(self.error_at("output.domain", "list the domains to write: [\"depth\"], [\"time\"] or both"));
+        }
+        if o.domain.len() == 2 && o.domain[0] == o.domain[1] {
+            return Err(self.error_at("output.domain", "a domain is listed twice"));
+        }
+        if !o.writes(Domain::Time) {
+            if !o.time_slices.is_empty() {
+                return Err(self.error_at(
+                    "output.time_slices",
+                    "time slices are products in two-way time: add \"time\" to output.domain",
+                ));
+            }
+            if o.time_step_ms.is_some() {
+                return Err(
+                    self.error_at("output.time_step_ms", "applies to products in time: add \"time\" to output.domain")
+                );
+            }
+        }
+        if !o.writes(Domain::Depth) && !o.depth_slices.is_empty() {
+            return Err(self.error_at(
+                "output.depth_slices",
+                "depth slices are products in depth, and output.domain does not list \"depth\" (in time, ask for \
+                 output.time_slices in ms)",
+            ));
+        }
+        if let Some((n, t)) = o.time_slices.iter().enumerate().find(|(_, t)| !t.is_finite() || **t < 0.0) {
+            let key = format!("output.time_slices.{n}");
+            return Err(self.error_at(&key, format!("times must be in ms, ≥ 0, not {t}")));
+        }
+        if let Some(dt) = o.time_step_ms.filter(|dt| !(dt.is_finite() && *dt > 0.0)) {
+            return Err(self.error_at("output.time_step_ms", format!("must be a sample interval in ms > 0, not {dt}")));
+        }
+        Ok(())
+    }
+
     /// The fully resolved config as TOML (every default shown, paths absolute).
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(&self.config).unwrap_or_else(|e| format!("# cannot print the config: {e}\n"))
@@ -484,6 +673,24 @@ fn quote(text: &str) -> String {
 /// How an error names the override `item`: `--set KEY=VALUE`, the value cut short.
 fn set_source(item: &str) -> String {
     format!("--set {}", crate::io::files::quoted(item, 100))
+}
+
+/// An absolute path with `.` and `..` resolved in its text, as a person writes it (`/data/jobs/../f3.sgy`
+/// is `/data/f3.sgy`). Where `jobs` is a symbolic link this can name another file than the system would
+/// reach, but the job names paths, and the printed job and the manifest should show the path meant.
+fn normalise(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Where the values of a job came from: the job file's text and the overrides, in order.

@@ -4,10 +4,13 @@
 //! The data flow, module by module: [`io`] reads a volume into the [`volume`] model; [`window`] tapers and
 //! plans the padding; [`imaging`] migrates on the CPU (and [`gpu`] on a CUDA device) only what was asked;
 //! [`render`] and [`io`] write the products. [`job`] turns a TOML job file into a validated job.
+//! [`distributed`] splits one job between several processes (GPU ranks, or shards summed afterwards).
 
+pub mod attributes;
 pub mod bench;
 pub mod cancel;
 pub mod context;
+pub mod distributed;
 pub mod error;
 pub mod gpu;
 pub mod imaging;
@@ -17,9 +20,11 @@ pub mod products;
 pub mod progress;
 pub mod render;
 pub mod run;
+pub mod scan;
 pub mod simd;
 pub mod stats;
 pub mod synth;
+pub mod time_domain;
 pub mod velocity;
 pub mod volume;
 pub mod window;

@@ -1,5 +1,6 @@
 //! Progress of long work. Engines report through [`Progress`]; the binary shows a bar on a terminal and
-//! periodic log lines otherwise (batch logs on clusters).
+//! periodic log lines otherwise (batch logs on clusters), each counting in the stage's unit ([`unit_of`])
+//! and saying how long is left.
 
 /// A sink for progress of one stage at a time.
 pub trait Progress: Sync {
@@ -9,6 +10,43 @@ pub trait Progress: Sync {
     fn advance(&self, n: u64);
     /// The current stage is done.
     fn finish(&self);
+    /// Where the work stands, in words (`during phase shift at 95/400 depth levels (24 %), 31 s into it`),
+    /// for a log that must say how far a stopped run got; `None` when nothing is known.
+    fn position(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The unit a stage counts in, by the names the engines and commands give their stages.
+pub fn unit_of(stage: &str) -> &'static str {
+    match stage {
+        "phase shift" | "stolt" => "depth levels",
+        "split-step" => "depth steps",
+        "writing" => "products",
+        "read and transform in time"
+        | "read and upload"
+        | "transform"
+        | "statistics"
+        | "synthesising"
+        | "converting" => "inlines",
+        _ => "steps",
+    }
+}
+
+/// A duration in the largest units that say it: `45 s`, `3 min 20 s`, `2 h 5 min`.
+fn duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    match s {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
+        s => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// `done/total unit (pct %)`.
+fn count_line(done: u64, total: u64, unit: &str) -> String {
+    let pct = if total > 0 { 100.0 * done as f64 / total as f64 } else { 0.0 };
+    format!("{done}/{total} {unit} ({pct:.0} %)")
 }
 
 /// Progress that goes nowhere (tests, library use).
@@ -46,10 +84,11 @@ pub struct Bar {
 impl Progress for Bar {
     fn begin(&self, stage: &str, total: u64) {
         let bar = indicatif::ProgressBar::new(total);
-        let style =
-            indicatif::ProgressStyle::with_template("{msg:>14} [{bar:40}] {percent:>3}% {elapsed_precise} (eta {eta})")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> ");
+        let template =
+            format!("{{msg:>14}} [{{bar:40}}] {{pos}}/{{len}} {} {{elapsed_precise}} (eta {{eta}})", unit_of(stage));
+        let style = indicatif::ProgressStyle::with_template(&template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> ");
         bar.set_style(style);
         bar.set_message(stage.to_string());
         if let Some(old) = self.bar.lock().unwrap_or_else(|e| e.into_inner()).replace(bar) {
@@ -68,6 +107,18 @@ impl Progress for Bar {
             b.finish_and_clear();
         }
     }
+
+    fn position(&self) -> Option<String> {
+        let bar = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        let b = bar.as_ref()?;
+        let stage = b.message();
+        let total = b.length().unwrap_or(0);
+        Some(format!(
+            "during {stage} at {}, {} into it",
+            count_line(b.position(), total, unit_of(&stage)),
+            duration(b.elapsed().as_secs_f64())
+        ))
+    }
 }
 
 /// A log line when a stage starts, at most every `interval` while it runs, and when it ends: what a batch
@@ -85,6 +136,7 @@ struct LogState {
     total: u64,
     started: Instant,
     last: Instant,
+    finished: bool,
 }
 
 impl LogLines {
@@ -92,7 +144,7 @@ impl LogLines {
         let now = Instant::now();
         LogLines {
             interval,
-            state: Mutex::new(LogState { stage: String::new(), total: 0, started: now, last: now }),
+            state: Mutex::new(LogState { stage: String::new(), total: 0, started: now, last: now, finished: false }),
             done: AtomicU64::new(0),
             total: AtomicU64::new(0),
         }
@@ -103,10 +155,10 @@ impl Progress for LogLines {
     fn begin(&self, stage: &str, total: u64) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        *s = LogState { stage: stage.to_string(), total, started: now, last: now };
+        *s = LogState { stage: stage.to_string(), total, started: now, last: now, finished: false };
         self.done.store(0, Ordering::Relaxed);
         self.total.store(total, Ordering::Relaxed);
-        tracing::debug!("{stage}: started ({total} steps)");
+        tracing::debug!("{stage}: started ({total} {})", unit_of(stage));
     }
 
     fn advance(&self, n: u64) {
@@ -121,18 +173,24 @@ impl Progress for LogLines {
         };
         if s.last.elapsed() >= self.interval {
             s.last = Instant::now();
-            let pct = if s.total > 0 { 100.0 * done as f64 / s.total as f64 } else { 0.0 };
+            let elapsed = s.started.elapsed().as_secs_f64();
+            // What is left, at the pace so far.
+            let left = match done {
+                d if d >= s.total || d == 0 => String::new(),
+                d => format!(", about {} left", duration(elapsed * (s.total - d) as f64 / d as f64)),
+            };
             tracing::info!(
-                "{}: {done}/{} ({pct:.0} %) after {:.0} s",
+                "{}: {} after {}{left}",
                 s.stage,
-                s.total,
-                s.started.elapsed().as_secs_f64()
+                count_line(done, s.total, unit_of(&s.stage)),
+                duration(elapsed)
             );
         }
     }
 
     fn finish(&self) {
-        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.finished = true;
         let took = s.started.elapsed();
         // Short stages say nothing at the default level; a batch log only needs what takes time.
         if took >= Duration::from_secs(2) {
@@ -140,6 +198,23 @@ impl Progress for LogLines {
         } else {
             tracing::debug!("{}: done in {:.3} s", s.stage, took.as_secs_f64());
         }
+    }
+
+    fn position(&self) -> Option<String> {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if s.stage.is_empty() {
+            return None;
+        }
+        if s.finished {
+            return Some(format!("after {}", s.stage));
+        }
+        let done = self.done.load(Ordering::Relaxed);
+        Some(format!(
+            "during {} at {}, {} into it",
+            s.stage,
+            count_line(done, s.total, unit_of(&s.stage)),
+            duration(s.started.elapsed().as_secs_f64())
+        ))
     }
 }
 
@@ -197,7 +272,25 @@ mod tests {
             p.advance(1);
             holder.join().unwrap();
         });
-        assert!(text.contains("writing: 1/2 (50 %)"), "{text}");
-        assert!(text.contains("writing: 2/2 (100 %)"), "{text}");
+        assert!(text.contains("writing: 1/2 products (50 %)"), "{text}");
+        assert!(text.contains("writing: 2/2 products (100 %)"), "{text}");
+    }
+
+    /// Each line counts in the stage's unit and says what is left at the pace so far; a stopped run can say
+    /// where it was.
+    #[test]
+    fn lines_have_a_unit_and_the_time_left() {
+        let p = LogLines::new(Duration::ZERO);
+        let text = logged(|| {
+            p.begin("phase shift", 400);
+            // Back-date the stage: 95 levels in 30 s leave 305 levels, about 96 s.
+            p.state.lock().unwrap().started -= Duration::from_secs(30);
+            p.advance(95);
+        });
+        assert!(text.contains("phase shift: 95/400 depth levels (24 %) after 30 s, about 1 min 36 s left"), "{text}");
+        assert_eq!(p.position().unwrap(), "during phase shift at 95/400 depth levels (24 %), 30 s into it");
+        p.finish();
+        assert_eq!(p.position().unwrap(), "after phase shift");
+        assert_eq!(duration(7530.0), "2 h 5 min");
     }
 }

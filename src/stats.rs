@@ -2,10 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One stage of a run: how long it took and how many bytes it moved or produced.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StageStat {
     pub name: String,
     pub seconds: f64,
@@ -98,6 +98,47 @@ pub struct RunStats {
     pub nonfinite_samples: u64,
     /// Frequency bands the spectrum went through (1: all at once; more when it did not fit in memory).
     pub frequency_bands: usize,
+    /// A job split between processes (ranks of a run over several GPUs, or shards summed by `reduce`): each
+    /// one's share, bands and stages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<Distribution>,
+}
+
+/// The processes a job was split between, for the manifest.
+#[derive(Clone, Debug, Serialize)]
+pub struct Distribution {
+    /// `"ranks"` (one run over several GPUs) or `"shards"` (`--shard I/N` runs summed by `reduce`).
+    pub kind: &'static str,
+    pub parts: Vec<PartRecord>,
+    /// The slowest part's migration time over the mean: 1 when the work was evenly spread.
+    pub imbalance: f64,
+}
+
+impl Distribution {
+    pub fn new(kind: &'static str, parts: Vec<PartRecord>) -> Self {
+        let seconds: Vec<f64> = parts.iter().map(|p| p.seconds).collect();
+        let mean = seconds.iter().sum::<f64>() / seconds.len().max(1) as f64;
+        let max = seconds.iter().cloned().fold(0.0, f64::max);
+        Distribution { kind, parts, imbalance: if mean > 0.0 { max / mean } else { 1.0 } }
+    }
+}
+
+/// One process's part of a job split between several.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PartRecord {
+    /// Its rank, or its shard counted from 1.
+    pub index: usize,
+    pub host: String,
+    /// The engine it ran on.
+    pub backend: String,
+    /// The frequencies it migrated: indices into the plan's band (first, one past the last), and in Hz.
+    pub frequencies: [usize; 2],
+    pub frequencies_hz: [f64; 2],
+    pub bands: usize,
+    /// Its migration, from the engine's start of work to its products: what the imbalance compares.
+    pub seconds: f64,
+    pub stages: Vec<StageStat>,
+    pub nonfinite_samples: u64,
 }
 
 impl RunStats {

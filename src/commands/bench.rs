@@ -18,6 +18,7 @@ pub fn run(args: &BenchArgs, reporting: Reporting) -> anyhow::Result<()> {
         fmax: args.fmax,
         workdir: workdir.clone(),
         threads: args.threads.clone(),
+        scales: args.scales,
     };
     let progress = reporting.progress();
     let result = bench::run(&cfg, progress.as_ref());

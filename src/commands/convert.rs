@@ -1,14 +1,20 @@
 //! `seisimage convert`: SEG-Y ↔ HDF5 (and → NPY), optionally cut to a box, streamed a block of inlines at a
 //! time so that a volume larger than memory converts in bounded memory.
+//!
+//! SEG-Y to SEG-Y keeps what the input's headers hold and the output can carry ([`keep_segy_headers`]):
+//! the textual file header, each trace's CDP number and its coordinates as stored (with its scalar), not
+//! the positions of the grid fitted to them.
 
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use anyhow::Context;
 
 use seisimage::io::hdf5::Hdf5WriteOptions;
-use seisimage::io::segy::{SegyWriteOptions, WriteFormat};
-use seisimage::io::{self, detect_format, FileFormat, InputOptions, VolumeSink, WriteOptions};
-use seisimage::volume::{IndexBox, ValueBox};
+use seisimage::io::segy::geometry::MISSING;
+use seisimage::io::segy::{ByteOrder, SegyReader, SegyWriteOptions, WriteFormat};
+use seisimage::io::{self, detect_format, FileFormat, InputOptions, TempOutput, VolumeSink, WriteOptions};
+use seisimage::volume::{IndexBox, ValueBox, VolumeReader};
 
 use super::{segy_options, Reporting};
 use crate::cli::{ConvertArgs, SegyOutFormat};
@@ -60,8 +66,18 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
         &seisimage::io::hdf5::Hdf5Options { dataset: args.dataset.clone() },
         args.format,
     );
-    if detect_format(&args.input, args.format)? == FileFormat::Npy {
+    let in_format = detect_format(&args.input, args.format)?;
+    if in_format == FileFormat::Npy {
         anyhow::bail!("{}: NPY has no axes to convert from; convert from SEG-Y or HDF5", args.input.display());
+    }
+    let folder = args.output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !folder.is_dir() {
+        return Err(seisimage::Error::Request(format!(
+            "cannot write {}: the folder {} does not exist",
+            args.output.display(),
+            folder.display()
+        ))
+        .into());
     }
     if seisimage::io::files::replaced_input(&args.output, &[("the input", args.input.as_path())]).is_some() {
         return Err(seisimage::Error::Request(format!(
@@ -72,7 +88,19 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let src = io::open(&args.input, &opts)?;
+    // A SEG-Y input is kept as such: its headers are copied after the samples.
+    let segy = match in_format {
+        FileFormat::Segy => Some(SegyReader::open(&args.input, &opts.segy())?),
+        _ => None,
+    };
+    let other;
+    let src: &dyn VolumeReader = match &segy {
+        Some(r) => r,
+        None => {
+            other = io::open(&args.input, &opts)?;
+            other.as_ref()
+        }
+    };
     let g = src.geometry();
     let cut = g.index_box(&ValueBox { iline: args.iline, xline: args.xline, sample: args.samples })?;
     let out_geometry = g.subset(&cut);
@@ -96,7 +124,11 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
         i += n;
     }
     progress.finish();
-    let path = sink.finish()?;
+    let written = sink.close()?;
+    if let (Some(input), FileFormat::Segy) = (&segy, out_format) {
+        keep_segy_headers(input, &cut, &written, write_options(args).segy.endian)?;
+    }
+    let path = written.commit()?;
     tracing::info!(
         "wrote {} ({} inlines × {} crosslines × {} samples)",
         path.display(),
@@ -104,5 +136,50 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
         out_geometry.xlines.len,
         out_geometry.samples.len
     );
+    Ok(())
+}
+
+/// Copy into the SEG-Y file `out` (written by seisimage from the box `cut` of `input`, still under its
+/// temporary name, in byte order `order`) what the input's headers hold that the writer cannot know: the
+/// textual file header, and for each trace the CDP number (bytes 21-24, unless the input keeps one of its
+/// line numbers or coordinates there) and the coordinates as stored, with their scalar (71-72), at both
+/// places the writer puts them (CDP x/y at 181/185, source x/y at 73/77).
+fn keep_segy_headers(input: &SegyReader, cut: &IndexBox, out: &TempOutput, order: ByteOrder) -> anyhow::Result<()> {
+    let path = out.final_path();
+    let io_error = |e| seisimage::Error::io(path, e);
+    let file = out.reopen_for_update()?;
+    let mut text = [0u8; 3200];
+    let source = seisimage::io::files::open_regular(input.file().path())?;
+    source.read_exact_at(&mut text, 0).map_err(|e| seisimage::Error::io(input.file().path(), e))?;
+    file.write_all_at(&text, 0).map_err(io_error)?;
+
+    let at = *input.file().locations();
+    let in_order = input.file().byte_order();
+    let word = |h: &[u8; 240], byte: u16| in_order.read_i32(h[byte as usize - 1..][..4].try_into().expect("4 bytes"));
+    let overlaps_cdp = [at.iline, at.xline, at.x, at.y].iter().any(|&b| b < 25 && b + 3 >= 21);
+    let grid = input.grid();
+    let nx = grid.geometry.xlines.len;
+    let trace_bytes = 240 + cut.s.len() as u64 * 4;
+    let mut header = [0u8; 240];
+    for (t, (i, j)) in cut.il.clone().flat_map(|i| cut.xl.clone().map(move |j| (i, j))).enumerate() {
+        let source = grid.cells[i * nx + j];
+        if source == MISSING {
+            continue;
+        }
+        let h = input.file().trace_header_bytes(source as usize)?;
+        let offset = 3600 + t as u64 * trace_bytes;
+        file.read_exact_at(&mut header, offset).map_err(io_error)?;
+        let mut put = |byte: usize, bytes: &[u8]| header[byte - 1..byte - 1 + bytes.len()].copy_from_slice(bytes);
+        if !overlaps_cdp {
+            put(21, &order.i32(word(h, 21)));
+        }
+        put(71, &order.i16(in_order.read_i16([h[70], h[71]])));
+        let (x, y) = (order.i32(word(h, at.x)), order.i32(word(h, at.y)));
+        for (xb, yb) in [(73, 77), (181, 185)] {
+            put(xb, &x);
+            put(yb, &y);
+        }
+        file.write_all_at(&header, offset).map_err(io_error)?;
+    }
     Ok(())
 }

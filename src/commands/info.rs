@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use seisimage::io::hdf5::{Hdf5Reader, Hdf5Summary};
-use seisimage::io::segy::{SegyReader, SegySummary};
+use seisimage::io::segy::{SegyFile, SegyReader, SegySummary};
 use seisimage::io::{detect_format, FileFormat};
 use seisimage::volume::{AmplitudeStats, Geometry, VolumeReader};
 
@@ -83,9 +83,12 @@ impl GeometryInfo {
 
 pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
     let format = detect_format(&args.file, args.format)?;
+    if args.raw_headers || args.trace.is_some() {
+        return raw_headers(args, format);
+    }
     let (reader, mut info): (Box<dyn VolumeReader>, Info) = match format {
         FileFormat::Segy => {
-            let r = SegyReader::open(&args.file, &segy_options(&args.segy))?;
+            let r = SegyReader::open(&args.file, &segy_options(&args.segy)).map_err(|e| not_a_grid(e, args))?;
             let mut summary = r.summary();
             if !args.text_header && args.json {
                 summary.text.clear();
@@ -119,6 +122,38 @@ pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `info --raw-headers`: the headers of a SEG-Y file, grid or not.
+fn raw_headers(args: &InfoArgs, format: FileFormat) -> anyhow::Result<()> {
+    if format != FileFormat::Segy {
+        return Err(seisimage::Error::Request(format!(
+            "{}: --raw-headers shows the headers of SEG-Y files; this is {}",
+            args.file.display(),
+            format!("{format:?}").to_uppercase()
+        ))
+        .into());
+    }
+    let options = segy_options(&args.segy);
+    let file = SegyFile::open(&args.file, &options)?;
+    super::print(&super::headers::describe(&args.file, &file, &options.locations()?, args.trace.unwrap_or(1))?)?;
+    Ok(())
+}
+
+/// A SEG-Y file that opens but holds no grid at the header bytes given: say how to look at its headers.
+fn not_a_grid(e: seisimage::Error, args: &InfoArgs) -> seisimage::Error {
+    match e {
+        seisimage::Error::Format { path, location, message }
+            if SegyFile::open(&args.file, &segy_options(&args.segy)).is_ok() =>
+        {
+            let message = format!(
+                "{message}. `seisimage info --raw-headers --trace N {}` shows the header of any trace, field by field",
+                args.file.display()
+            );
+            seisimage::Error::Format { path, location, message }
+        }
+        e => e,
+    }
+}
+
 fn new_info(path: &std::path::Path, container: &'static str, g: &Geometry) -> Info {
     Info {
         schema: SCHEMA,
@@ -139,10 +174,10 @@ fn human(info: &Info, text_header: bool) -> String {
         (Some(y), _) => {
             let _ = writeln!(
                 s,
-                "{}: SEG-Y rev {}, {:?}-endian ({}), {} (format {}, {} bytes), {} text header{}",
+                "{}: SEG-Y rev {}, {}-endian ({}), {} (format {}, {} bytes), {} text header{}",
                 info.path,
                 y.revision,
-                y.byte_order,
+                format!("{:?}", y.byte_order).to_lowercase(),
                 y.byte_order_decided,
                 y.sample_format.name,
                 y.sample_format.code,
@@ -153,10 +188,16 @@ fn human(info: &Info, text_header: bool) -> String {
                     n => format!(" + {n} extended"),
                 }
             );
+            let lower = |x: &dyn std::fmt::Debug| format!("{x:?}").to_lowercase();
             let _ = writeln!(
                 s,
-                "  traces       {} in the file, {:?}-sorted (inlines {:?}, crosslines {:?}); {} missing from the grid, {} dead",
-                y.trace_count, y.sorting.sorting, y.sorting.iline, y.sorting.xline, y.missing_traces, y.dead_traces
+                "  traces       {} in the file, sorted by {} (inlines {}, crosslines {}); {} missing from the grid, {} dead",
+                y.trace_count,
+                lower(&y.sorting.sorting),
+                lower(&y.sorting.iline),
+                lower(&y.sorting.xline),
+                y.missing_traces,
+                y.dead_traces
             );
             let _ = writeln!(
                 s,
@@ -211,7 +252,12 @@ fn human(info: &Info, text_header: bool) -> String {
         g.samples.unit,
         if g.samples.domain == seisimage::volume::Domain::Time { "two-way time" } else { "depth" }
     );
-    let _ = writeln!(s, "  grid         {} traces, {} missing (filled with zeros)", g.traces, g.missing_traces);
+    let _ = writeln!(
+        s,
+        "  grid         {}, {} missing (filled with zeros)",
+        seisimage::run::count(g.traces, "trace"),
+        g.missing_traces
+    );
     match (&info.segy, g.bin_size_m) {
         (Some(y), Some(b)) => {
             let _ = writeln!(

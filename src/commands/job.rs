@@ -1,7 +1,11 @@
 //! `seisimage run`, `validate` and `print-config`: a job file from first check to manifest.
 
-use seisimage::job::Job;
-use seisimage::run::{prepare, run_jobs, Manifest, MANIFEST};
+use seisimage::cancel::CancelToken;
+use seisimage::distributed::{launcher, ranks, shard};
+use seisimage::job::{Backend, Job};
+use seisimage::progress::Progress;
+use seisimage::run::{self, check_files, memory_report, prepare, run_jobs, Manifest, MANIFEST};
+use seisimage::Error;
 
 use super::Reporting;
 use crate::cli::{JobArgs, RunArgs};
@@ -11,14 +15,28 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     // batch is reported at once, not after four migrations.
     let jobs = args.jobs.iter().map(|path| Job::load(path, &args.overrides)).collect::<Result<Vec<_>, _>>()?;
     let progress = reporting.progress();
+    let cancel = CancelToken::process();
+    if let Some(gpus) = args.gpus {
+        return launch_ranks(args, &jobs, gpus, cancel);
+    }
+    if let Some(env) = ranks::RankEnv::from_env()? {
+        return run_rank(args, &jobs, &env, progress.as_ref(), cancel);
+    }
+    if let Some(share) = args.shard {
+        for job in &jobs {
+            let backend = args.backend.unwrap_or(job.config.compute.backend);
+            shard::run_shard(job, backend, share, args.partials.as_deref(), progress.as_ref(), cancel)?;
+        }
+        return Ok(());
+    }
     let count = jobs.len();
     let done = |manifest: &Manifest| {
         let out = &manifest.config.output.dir;
         tracing::info!(
-            "done in {:.2} s on {}: {} products, {:.1} MB, in {} (see {})",
+            "done in {:.2} s on {}: {}, {:.1} MB, in {} (see {})",
             manifest.wall_seconds,
             manifest.backend.kind,
-            manifest.products.len(),
+            run::count(manifest.requested_products(), "product"),
             manifest.product_bytes as f64 / 1e6,
             out.display(),
             out.join(MANIFEST).display()
@@ -42,18 +60,90 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     )))
 }
 
+/// `--gpus`: start one rank per GPU of this machine, each running this command without `--gpus`.
+fn launch_ranks(args: &RunArgs, jobs: &[Job], gpus: launcher::Gpus, cancel: &CancelToken) -> anyhow::Result<()> {
+    refuse_for_ranks(args, jobs)?;
+    let visible = seisimage::gpu::runtime::device_count().map_err(|e| Error::Backend(format!("--gpus: {e}")))?;
+    let ranks = launcher::rank_count(gpus, visible)?;
+    let mut rest = Vec::new();
+    let mut given = std::env::args_os().skip(1);
+    while let Some(a) = given.next() {
+        match a.to_str() {
+            Some("--gpus") => {
+                given.next();
+            }
+            Some(s) if s.starts_with("--gpus=") => {}
+            _ => rest.push(a),
+        }
+    }
+    Ok(launcher::launch(ranks, &rest, cancel)?)
+}
+
+/// What a run over several GPUs cannot do.
+fn refuse_for_ranks(args: &RunArgs, jobs: &[Job]) -> Result<(), Error> {
+    if jobs.len() != 1 {
+        return Err(Error::Request("a run over several GPUs takes one job file".into()));
+    }
+    if args.shard.is_some() {
+        return Err(Error::Request("--shard splits a job between separate runs: not with ranks or --gpus".into()));
+    }
+    if args.backend.unwrap_or(jobs[0].config.compute.backend) == Backend::Cpu {
+        return Err(Error::Request(
+            "a run over several ranks needs GPUs (and NCCL); on CPUs split the job with --shard I/N and reduce".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// This process is one rank of a run over several GPUs (a launcher said so): rank 0 runs the job and
+/// writes its products, the others migrate their shares with it. A rank that fails tells the others.
+fn run_rank(
+    args: &RunArgs,
+    jobs: &[Job],
+    env: &ranks::RankEnv,
+    progress: &dyn Progress,
+    cancel: &CancelToken,
+) -> anyhow::Result<()> {
+    refuse_for_ranks(args, jobs)?;
+    let job = &jobs[0];
+    let result = if env.rank == 0 {
+        run_jobs(jobs, Some(Backend::Cuda), progress, cancel, &|m: &Manifest| {
+            tracing::info!(
+                "done in {:.2} s over {} ranks (see {})",
+                m.wall_seconds,
+                env.world,
+                m.config.output.dir.join(MANIFEST).display()
+            )
+        })
+        .and_then(|mut failed| failed.pop().map_or(Ok(()), |(_, e)| Err(e)))
+    } else {
+        ranks::follow(job, progress, cancel)
+    };
+    if let Err(e) = &result {
+        if !matches!(e, Error::Peer { .. }) {
+            if let Ok(dir) = env.rendezvous_dir(&job.config.output.dir) {
+                ranks::note_failure(&dir, env.rank, e);
+            }
+        }
+    }
+    Ok(result?)
+}
+
+/// Check a job as `run` would, without writing anything: the job, the files it names, its plan and
+/// products, and the plan's memory against this machine's.
 pub fn validate(args: &JobArgs) -> anyhow::Result<()> {
     let job = Job::load(&args.job, &args.overrides)?;
+    check_files(&job)?;
     let prepared = prepare(job)?;
     super::println(&format!("{}: valid", args.job.display()))?;
     for line in prepared.describe() {
         super::println(&format!("  {line}"))?;
     }
-    let backend = prepared.job.config.compute.backend;
-    match seisimage::gpu::probe() {
-        Ok(rt) => super::println(&format!("  backend   {backend:?}: GPU {} usable", rt.devices[0].name))?,
-        Err(why) => super::println(&format!("  backend   {backend:?}: no GPU ({why}); auto runs on the CPU"))?,
+    for line in memory_report(&prepared) {
+        super::println(&format!("  machine   {line}"))?;
     }
+    let backend = format!("{:?}", prepared.job.config.compute.backend).to_lowercase();
+    super::println(&format!("  backend   {backend}"))?;
     Ok(())
 }
 

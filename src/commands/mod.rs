@@ -3,8 +3,11 @@
 mod bench;
 mod convert;
 mod devices;
+mod headers;
 mod info;
 mod job;
+mod plot;
+mod reduce;
 mod synth;
 
 use std::time::Duration;
@@ -19,8 +22,10 @@ pub fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Info(a) => info::run(a, reporting),
         Command::Convert(a) => convert::run(a, reporting),
         Command::Run(a) => job::run(a, reporting),
+        Command::Reduce(a) => reduce::run(a, reporting),
         Command::Validate(a) => job::validate(a),
         Command::PrintConfig(a) => job::print_config(a),
+        Command::Plot(a) => plot::run(a),
         Command::Synth(a) => synth::run(a, reporting),
         Command::Devices(a) => devices::run(a),
         Command::Bench(a) => bench::run(a, reporting),

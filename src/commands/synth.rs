@@ -3,12 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
-
 use seisimage::io::segy::{SegyWriteOptions, WriteFormat};
 use seisimage::io::{FileFormat, VolumeSink, WriteOptions};
 use seisimage::progress::Progress;
+use seisimage::synth::folded::{FoldedModel, FoldedSpec};
 use seisimage::synth::{Event, Layer, Medium, Model, ModelSpec, Noise};
+use seisimage::volume::{IndexBox, VolumeReader};
 
 use super::Reporting;
 use crate::cli::{SegyOutFormat, SynthArgs, SynthModelKind};
@@ -17,16 +17,36 @@ use crate::cli::{SegyOutFormat, SynthArgs, SynthModelKind};
 const BLOCK_VALUES: usize = 16 << 20;
 
 pub fn run(args: &SynthArgs, reporting: Reporting) -> anyhow::Result<()> {
-    let model = Model::new(spec(args)?)?;
+    let (model, truth): (Box<dyn VolumeReader>, serde_json::Value) = if args.model == SynthModelKind::Folded {
+        if args.layers.is_some() || args.noise > 0.0 {
+            anyhow::bail!("--model folded takes a constant --velocity and no --layers or --noise");
+        }
+        let [ilines, xlines, samples] = args.size;
+        let spec = FoldedSpec {
+            ilines,
+            xlines,
+            samples,
+            dt_ms: args.dt,
+            bin_m: args.bin,
+            velocity: args.velocity,
+            peak_hz: args.frequency,
+        };
+        let model = FoldedModel::new(spec)?;
+        let truth = serde_json::json!({ "model": model.spec(), "truth": model.truth() });
+        (Box::new(model), truth)
+    } else {
+        let model = Model::new(spec(args)?)?;
+        let truth = serde_json::json!({ "model": model.spec(), "truth": model.truth() });
+        (Box::new(model), truth)
+    };
     let format = match seisimage::io::detect_format(&args.output, FileFormat::Auto) {
         Ok(FileFormat::Hdf5) => FileFormat::Hdf5,
         Ok(FileFormat::Segy) => FileFormat::Segy,
         _ => anyhow::bail!("{}: name the output .sgy or .h5", args.output.display()),
     };
     let progress = reporting.progress();
-    let path = write(&model, &args.output, format, args.sample_format, progress.as_ref())?;
+    let path = write(model.as_ref(), &args.output, format, args.sample_format, progress.as_ref())?;
     let truth_path = truth_path(&path);
-    let truth = serde_json::json!({ "model": model.spec(), "truth": model.truth() });
     seisimage::io::output::write_atomic(&truth_path, serde_json::to_string_pretty(&truth)?.as_bytes())?;
     tracing::info!("wrote {} and {}", path.display(), truth_path.display());
     Ok(())
@@ -63,6 +83,7 @@ fn spec(a: &SynthArgs) -> anyhow::Result<ModelSpec> {
         SynthModelKind::Layers => {
             [0.25, 0.45, 0.65].iter().map(|f| Event::Reflector { z: f * t_end * v0 / 2.0, amplitude: 1.0 }).collect()
         }
+        SynthModelKind::Folded => unreachable!("made by FoldedModel"),
     };
     let noise = (a.noise > 0.0).then_some(Noise { rms: a.noise, seed: a.seed });
     Ok(ModelSpec {
@@ -93,7 +114,7 @@ fn parse_layers(text: &str) -> anyhow::Result<Vec<Layer>> {
 }
 
 fn write(
-    model: &Model,
+    model: &dyn VolumeReader,
     path: &Path,
     format: FileFormat,
     sample_format: SegyOutFormat,
@@ -120,7 +141,7 @@ fn write(
         seisimage::cancel::CancelToken::process().check()?;
         let n = block.min(ni - il);
         let data = &mut buf[..n * nx * ns];
-        data.par_chunks_mut(ns).enumerate().for_each(|(t, trace)| model.trace(il + t / nx, t % nx, trace));
+        model.read_box(&IndexBox { il: il..il + n, xl: 0..nx, s: 0..ns }, data)?;
         sink.write_inlines(il, g.shape(), data)?;
         progress.advance(n as u64);
         il += n;

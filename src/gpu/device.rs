@@ -211,6 +211,10 @@ impl<T: Copy + Default> PinnedBuffer<T> {
     pub fn host_ptr(&self) -> *const c_void {
         self.ptr as *const c_void
     }
+
+    pub fn host_ptr_mut(&mut self) -> *mut c_void {
+        self.ptr as *mut c_void
+    }
 }
 
 impl<T> Drop for PinnedBuffer<T> {
@@ -230,13 +234,21 @@ pub enum Source {
     Device(u64),
 }
 
-/// Copy `rows` rows of `row_bytes` with pitch `src_pitch` into device memory with pitch `dst_pitch`: how
-/// traces of `nt` samples land in rows padded to the FFT length, with no extra pass over the data.
+/// Where a pitched copy writes to.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    Host(*mut c_void),
+    Device(u64),
+}
+
+/// Copy `rows` rows of `row_bytes` with pitch `src_pitch` into memory with pitch `dst_pitch`: how traces of
+/// `nt` samples land in rows padded to the FFT length, and how planes move between the padded grid on the
+/// device and the unpadded spectrum waiting on the host, with no extra pass over the data.
 ///
 /// # Safety
 /// Both ranges must lie in live allocations, and host memory must stay untouched until the copy is done.
 pub unsafe fn copy_2d(
-    dst: u64,
+    dst: Target,
     dst_pitch: usize,
     src: Source,
     src_pitch: usize,
@@ -244,9 +256,14 @@ pub unsafe fn copy_2d(
     rows: usize,
     stream: &CudaStream,
 ) -> Result<()> {
+    use cusys::CUmemorytype::{CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
     let (src_type, src_host, src_device) = match src {
-        Source::Host(p) => (cusys::CUmemorytype::CU_MEMORYTYPE_HOST, p, 0),
-        Source::Device(p) => (cusys::CUmemorytype::CU_MEMORYTYPE_DEVICE, std::ptr::null(), p),
+        Source::Host(p) => (CU_MEMORYTYPE_HOST, p, 0),
+        Source::Device(p) => (CU_MEMORYTYPE_DEVICE, std::ptr::null(), p),
+    };
+    let (dst_type, dst_host, dst_device) = match dst {
+        Target::Host(p) => (CU_MEMORYTYPE_HOST, p, 0),
+        Target::Device(p) => (CU_MEMORYTYPE_DEVICE, std::ptr::null_mut(), p),
     };
     let p = cusys::CUDA_MEMCPY2D {
         srcXInBytes: 0,
@@ -258,15 +275,77 @@ pub unsafe fn copy_2d(
         srcPitch: src_pitch,
         dstXInBytes: 0,
         dstY: 0,
-        dstMemoryType: cusys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-        dstHost: std::ptr::null_mut(),
-        dstDevice: dst,
+        dstMemoryType: dst_type,
+        dstHost: dst_host,
+        dstDevice: dst_device,
         dstArray: std::ptr::null_mut(),
         dstPitch: dst_pitch,
         WidthInBytes: row_bytes,
         Height: rows,
     };
-    check("pitched copy to the device", cusys::cuMemcpy2DAsync_v2(&p, stream.cu_stream()).result())
+    check("pitched copy", cusys::cuMemcpy2DAsync_v2(&p, stream.cu_stream()).result())
+}
+
+/// One side of a [`copy_3d`]: memory holding slabs of `height` rows of `pitch` bytes, the copy starting at
+/// row `y` of each slab.
+#[derive(Clone, Copy, Debug)]
+pub struct Slabs<M> {
+    pub at: M,
+    pub pitch: usize,
+    pub height: usize,
+    pub y: usize,
+}
+
+/// Copy `depth` slabs of `rows` rows of `row_bytes` from `src` to `dst`: how the planes of a band move
+/// between the unpadded `[ω][il][xl]` layout and the padded grid `[ω][il_pad][xl_pad]` in one call.
+///
+/// # Safety
+/// Both boxes must lie in live allocations, and host memory must stay untouched until the copy is done.
+pub unsafe fn copy_3d(
+    dst: Slabs<Target>,
+    src: Slabs<Source>,
+    row_bytes: usize,
+    rows: usize,
+    depth: usize,
+    stream: &CudaStream,
+) -> Result<()> {
+    use cusys::CUmemorytype::{CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
+    let (src_type, src_host, src_device) = match src.at {
+        Source::Host(p) => (CU_MEMORYTYPE_HOST, p, 0),
+        Source::Device(p) => (CU_MEMORYTYPE_DEVICE, std::ptr::null(), p),
+    };
+    let (dst_type, dst_host, dst_device) = match dst.at {
+        Target::Host(p) => (CU_MEMORYTYPE_HOST, p, 0),
+        Target::Device(p) => (CU_MEMORYTYPE_DEVICE, std::ptr::null_mut(), p),
+    };
+    let p = cusys::CUDA_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: src.y,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: src_type,
+        srcHost: src_host,
+        srcDevice: src_device,
+        srcArray: std::ptr::null_mut(),
+        reserved0: std::ptr::null_mut(),
+        srcPitch: src.pitch,
+        srcHeight: src.height,
+        dstXInBytes: 0,
+        dstY: dst.y,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: dst_type,
+        dstHost: dst_host,
+        dstDevice: dst_device,
+        dstArray: std::ptr::null_mut(),
+        reserved1: std::ptr::null_mut(),
+        dstPitch: dst.pitch,
+        dstHeight: dst.height,
+        WidthInBytes: row_bytes,
+        Height: rows,
+        Depth: depth,
+    };
+    check("pitched copy of planes", cusys::cuMemcpy3DAsync_v2(&p, stream.cu_stream()).result())
 }
 
 /// Copy a whole pageable host slice to the device and wait (the slow path the benchmark compares with).

@@ -10,10 +10,11 @@ use super::device::{check, Gpu, PinnedBuffer};
 use super::fft::{self, Layout};
 use super::kernel_cache::KernelCache;
 use super::launch::{load_kernels, Launcher};
-use super::run::{Run, RunBuffers, RunSettings, RunShape, RING};
+use super::run::{Exchange, Finish, Run, RunBuffers, RunSettings, RunShape, RING};
 use super::runtime::DeviceInfo;
 use crate::context::RunContext;
 use crate::error::{Error, Result};
+use crate::imaging::store::StoreSettings;
 use crate::imaging::{Engine, ImageRequest, Migration, Plan, ProductSink};
 use crate::stats::Stages;
 
@@ -26,6 +27,8 @@ pub struct GpuEngine {
     /// The naive reference path and the memory limit (see [`GpuEngine::set_naive`],
     /// [`GpuEngine::set_memory_limit`]).
     settings: RunSettings,
+    /// Where a spectrum that goes through in bands waits on the host.
+    store: StoreSettings,
     /// The pinned staging ring, allocated on a thread of its own as the engine starts (pinning memory takes
     /// a while, and meanwhile the engine can make a job's device buffers) and grown if a plan's chunks are
     /// larger.
@@ -93,6 +96,7 @@ impl GpuEngine {
             kernel_seconds,
             kernels_cached,
             settings: RunSettings::default(),
+            store: StoreSettings::default(),
             staging,
             spare: None,
         })
@@ -102,6 +106,17 @@ impl GpuEngine {
     /// needs more runs in frequency bands, or is refused.
     pub fn set_memory_limit(&mut self, bytes: Option<u64>) {
         self.settings.memory_limit = bytes;
+    }
+
+    /// How much host memory a spectrum that goes through in bands may take, and where it waits when it does
+    /// not fit.
+    pub fn set_store(&mut self, store: StoreSettings) {
+        self.store = store;
+    }
+
+    /// Ranks of a run over several GPUs that trade the input's frequencies (see `gpu::ranks`).
+    pub(crate) fn set_ranks(&mut self, ranks: usize) {
+        self.settings.ranks = ranks;
     }
 
     /// The reference the benchmark compares with: the whole volume read into ordinary (pageable) memory and
@@ -114,6 +129,10 @@ impl GpuEngine {
     pub fn device(&self) -> &DeviceInfo {
         &self.launcher.gpu.info
     }
+
+    pub(crate) fn launcher(&self) -> &Launcher {
+        &self.launcher
+    }
 }
 
 impl Engine for GpuEngine {
@@ -121,10 +140,10 @@ impl Engine for GpuEngine {
         "cuda"
     }
 
-    fn prepare(&mut self, plan: &Plan, request: &ImageRequest) -> Result<()> {
+    fn prepare(&mut self, plan: &Plan, request: &ImageRequest, members: usize) -> Result<()> {
         plan.check(&plan.input, request)?;
         check("binding the CUDA context", self.launcher.gpu.ctx.bind_to_thread())?;
-        let shape = RunShape::of(plan, request, self.settings);
+        let shape = RunShape::of(plan, request, members, self.settings);
         if !self.spare.as_ref().is_some_and(|b| *b.shape() == shape) {
             self.spare = None;
             self.spare = Some(RunBuffers::new(&self.launcher, plan, shape)?);
@@ -142,13 +161,40 @@ impl Engine for GpuEngine {
         }
     }
 
-    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
-        let Migration { input, plan, velocity, request } = *m;
-        plan.check(input.geometry(), request)?;
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        self.migrate_share(scan, ctx, sinks, None)
+    }
+}
+
+/// A rank's part of a run over several GPUs: the exchange of the input, and what becomes of its products,
+/// which it is handed on the device (pointer and length of each box, in the request's order, member after
+/// member of a velocity scan) once every band is in: summed with the other ranks', and given back (on rank
+/// 0) to go to the sinks.
+pub(crate) struct RankPart<'a> {
+    pub(crate) exchange: Exchange<'a>,
+    #[allow(clippy::type_complexity)]
+    pub(crate) combine: &'a dyn Fn(&Launcher, &[(u64, usize)], &mut RunContext) -> Result<Option<Vec<Vec<f32>>>>,
+}
+
+impl GpuEngine {
+    /// Migrate the share of `scan` (one migration, or the members of a velocity scan, each handing its
+    /// products to its sink of `sinks`), alone or as a rank of a run over several GPUs.
+    pub(crate) fn migrate_share(
+        &mut self,
+        scan: &[Migration],
+        ctx: &mut RunContext,
+        sinks: &[&dyn ProductSink],
+        rank: Option<&RankPart>,
+    ) -> Result<()> {
+        crate::imaging::scan::check(scan, sinks.len())?;
+        for m in scan {
+            m.plan.check(m.input.geometry(), m.request)?;
+        }
+        let Migration { input, plan, request, .. } = scan[0];
         // The engine may have been made on another thread: make its context current on this one.
         check("binding the CUDA context", self.launcher.gpu.ctx.bind_to_thread())?;
         let t = Instant::now();
-        let shape = RunShape::of(plan, request, self.settings);
+        let shape = RunShape::of(plan, request, scan.len(), self.settings);
         let buffers = match self.spare.take() {
             Some(b) if *b.shape() == shape => b,
             other => {
@@ -161,9 +207,21 @@ impl Engine for GpuEngine {
         if staging.iter().any(|b| b.len() < chunk) || staging.len() < RING {
             staging = (0..RING).map(|_| self.launcher.gpu.alloc_pinned::<f32>(chunk)).collect::<Result<_>>()?;
         }
-        let run = Run::new(&self.launcher, plan, request, buffers, sink)?;
+        let run = Run::new(&self.launcher, plan, request, buffers, sinks.to_vec())?;
         ctx.stats.add("device-setup", t.elapsed(), 0);
-        let result = run.execute(input, velocity, ctx, &mut staging);
+        let result = match rank {
+            None => run.execute(input, scan, ctx, &mut staging, &self.store, None, Finish::Hand),
+            Some(part) => run
+                .execute(input, scan, ctx, &mut staging, &self.store, Some(&part.exchange), Finish::Keep)
+                .and_then(|()| (part.combine)(&self.launcher, &run.products(), ctx))
+                .map(|summed| {
+                    // The ranks' boxes are summed as migrated: the attributes are those of the sum.
+                    let boxes = request.boxes.len().max(1);
+                    for (k, values) in summed.into_iter().flatten().enumerate() {
+                        sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
+                    }
+                }),
+        };
         let mut steps = Stages::default();
         // Whatever happened, nothing may still be running when the buffers go.
         let _ = self.launcher.compute.synchronize();

@@ -173,21 +173,10 @@ fn euid() -> u32 {
 /// Refuse a cache folder that is not the user's or that others may write in: anyone who can write there
 /// could put code in it that a later run would load onto the GPU.
 fn private_folder(dir: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    if !meta.is_dir() {
-        return Err(format!("{} is not a folder", dir.display()));
+    match crate::io::files::not_private(dir) {
+        Some(why) => Err(format!("{why}; make it private (chmod 700) or set {CACHE_ENV} to a private folder")),
+        None => Ok(()),
     }
-    if meta.uid() != euid() {
-        return Err(format!("{} belongs to another user (uid {})", dir.display(), meta.uid()));
-    }
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{} is writable by others (mode {:o}); make it private (chmod 700) or set {CACHE_ENV} to a private folder",
-            dir.display(),
-            meta.mode() & 0o777
-        ));
-    }
-    Ok(())
 }
 
 /// The bytes of the entry at `path`: `None` when there is none; an error when it is not a regular file of

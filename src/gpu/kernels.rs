@@ -19,6 +19,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("phase_shift.cu", include_str!("../../kernels/phase_shift.cu")),
     ("stolt.cu", include_str!("../../kernels/stolt.cu")),
     ("split_step.cu", include_str!("../../kernels/split_step.cu")),
+    ("attributes.cu", include_str!("../../kernels/attributes.cu")),
 ];
 
 /// Every `extern "C" __global__` function in the sources.

@@ -1,10 +1,12 @@
-//! Planning device memory before anything is allocated: does the job fit at once, or in frequency bands
-//! (the image resident, the spectrum passing through band by band), or not at all — and if not, say so with
-//! the numbers.
+//! Planning device memory before anything is allocated: does the share fit at once, or in frequency bands
+//! (see [`crate::imaging::bands`]: the spectrum waits on the host and passes through band by band, and only
+//! the products stay on the device), or not at all — and if not, say so with the numbers. A velocity scan
+//! keeps a copy of the band beside it, which each member starts from: its bands are half as wide.
 
 use std::ops::Range;
 
 use crate::error::{Error, Result};
+pub use crate::imaging::bands::{bands_for, gib, Bands, Budget};
 
 /// A run may plan to use this fraction of the free device memory, less [`MEMORY_RESERVE`]: cuFFT's plans and
 /// the driver allocate beyond what the plan counts, and every allocation is rounded up to whole pages.
@@ -21,103 +23,78 @@ pub fn usable(free: usize, limit: Option<u64>) -> u64 {
     limit.map_or(free, |l| l.min(free))
 }
 
-/// Device memory a run needs, item by item (for the messages).
-#[derive(Clone, Debug, Default)]
-pub struct Budget {
-    pub items: Vec<(&'static str, u64)>,
+/// How a run uses device memory: the bands of its share, the number of depth levels a phase-shift launch
+/// images at once (each holds a k-domain plane), and the memory that takes.
+#[derive(Clone, Debug)]
+pub struct DevicePlan {
+    pub bands: Bands,
+    pub slots: usize,
+    pub budget: Budget,
 }
 
-impl Budget {
-    pub fn total(&self) -> u64 {
-        self.items.iter().map(|(_, b)| b).sum()
-    }
-
-    pub fn describe(&self) -> String {
-        self.items.iter().map(|(n, b)| format!("{n} {}", gib(*b))).collect::<Vec<_>>().join(", ")
-    }
+/// What a run needs besides the spectrum of its band.
+pub struct Needs<'a> {
+    /// Bytes per frequency of a band (one padded plane).
+    pub per_frequency: u64,
+    /// Whether the band has a copy beside it (the members of a velocity scan start from it).
+    pub scan_copy: bool,
+    /// Bytes needed whatever the band, with `slots` k-domain planes.
+    pub fixed: &'a dyn Fn(usize) -> Budget,
+    /// The most k-domain planes a launch can use.
+    pub max_slots: usize,
+    /// What running in bands adds (the ingest's staging of the spectrum on its way to the host), or why the
+    /// method cannot run in bands.
+    pub banded: std::result::Result<(&'static str, u64), &'a str>,
 }
 
-pub fn gib(bytes: u64) -> String {
-    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
-}
-
-/// How a run holds its spectrum.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Bands {
-    /// Ranges of the plan's frequency indices, processed one after the other; one range when it all fits.
-    pub ranges: Vec<Range<usize>>,
-}
-
-impl Bands {
-    pub fn banded(&self) -> bool {
-        self.ranges.len() > 1
-    }
-
-    pub fn widest(&self) -> usize {
-        self.ranges.iter().map(|r| r.len()).max().unwrap_or(0)
-    }
-}
-
-/// Split `n_w` frequencies into as few bands as fit: `fixed` bytes are needed whatever the band, each
-/// frequency of a band takes `per_frequency` bytes, and `available` bytes can be used. The bands are near
-/// equal, so the last is not a sliver. `None` when not even one frequency fits.
-pub fn bands_for(n_w: usize, per_frequency: u64, fixed: u64, available: u64) -> Option<Bands> {
-    if n_w == 0 || fixed >= available {
-        return None;
-    }
-    let widest = ((available - fixed) / per_frequency.max(1)).min(n_w as u64) as usize;
-    if widest == 0 {
-        return None;
-    }
-    let count = n_w.div_ceil(widest);
-    let size = n_w.div_ceil(count);
-    Some(Bands { ranges: (0..count).map(|b| b * size..((b + 1) * size).min(n_w)).filter(|r| !r.is_empty()).collect() })
-}
-
-/// The device-memory plan of a run: try everything at once (`whole`), else bands (`banded`, whose fixed
-/// part may be larger: a phase-shift image for every level stays resident), else refuse.
-pub fn plan(
-    n_w: usize,
-    per_frequency: u64,
-    whole: &Budget,
-    banded: Option<&Budget>,
-    available: u64,
-    device: &str,
-    why_not_banded: &str,
-) -> Result<(Bands, Budget)> {
-    let spectrum = per_frequency * n_w as u64;
-    if whole.total() + spectrum <= available {
-        return Ok((Bands { ranges: std::iter::once(0..n_w).collect() }, with_spectrum(whole, spectrum)));
+/// The device-memory plan of a run of `frequencies`: everything at once with the most k-domain planes; else
+/// bands, with as many planes as leave room for bands (halving them down to one); else refused.
+pub fn plan(frequencies: Range<usize>, needs: &Needs, available: u64, device: &str) -> Result<DevicePlan> {
+    let n_w = frequencies.len() as u64;
+    // `budget` with a band of `width` frequencies (and its copy), first.
+    let band = |budget: Budget, name: &'static str, width: u64| {
+        let budget = if needs.scan_copy {
+            budget.with_first("scan copy of the band", needs.per_frequency * width)
+        } else {
+            budget
+        };
+        budget.with_first(name, needs.per_frequency * width)
+    };
+    let per_frequency = needs.per_frequency * (1 + needs.scan_copy as u64);
+    let whole = band((needs.fixed)(needs.max_slots), "spectrum", n_w);
+    if whole.total() <= available || n_w == 0 {
+        return Ok(DevicePlan { bands: Bands::whole(frequencies), slots: needs.max_slots, budget: whole });
     }
     let refuse = |extra: String| {
         Err(Error::Backend(format!(
             "the job needs {} of device memory at once ({}), {device} can give {}{extra}; lower imaging.fmax, the \
              padding or the volume, or run on the CPU (--backend cpu)",
-            gib(whole.total() + spectrum),
-            with_spectrum(whole, spectrum).describe(),
+            gib(whole.total()),
+            whole.describe(),
             gib(available)
         )))
     };
-    match banded {
-        None => refuse(format!(", and {why_not_banded}")),
-        Some(b) => match bands_for(n_w, per_frequency, b.total(), available) {
-            Some(bands) => {
-                let widest = per_frequency * bands.widest() as u64;
-                Ok((bands, with_spectrum(b, widest)))
-            }
-            None => refuse(format!(
+    let (name, extra) = match needs.banded {
+        Ok(extra) => extra,
+        Err(why) => return refuse(format!(", and {why}")),
+    };
+    let mut slots = needs.max_slots.max(1);
+    loop {
+        let mut fixed = (needs.fixed)(slots);
+        fixed.items.push((name, extra));
+        if let Some(bands) = bands_for(frequencies.clone(), per_frequency, fixed.total(), available) {
+            let budget = band(fixed, "band spectrum", bands.widest() as u64);
+            return Ok(DevicePlan { bands, slots, budget });
+        }
+        if slots == 1 {
+            return refuse(format!(
                 "; in frequency bands it would still need {} before the first frequency ({})",
-                gib(b.total()),
-                b.describe()
-            )),
-        },
+                gib(fixed.total()),
+                fixed.describe()
+            ));
+        }
+        slots /= 2;
     }
-}
-
-fn with_spectrum(b: &Budget, spectrum: u64) -> Budget {
-    let mut items = vec![("spectrum", spectrum)];
-    items.extend(b.items.iter().cloned());
-    Budget { items }
 }
 
 #[cfg(test)]
@@ -134,36 +111,37 @@ mod tests {
     }
 
     #[test]
-    fn bands_are_as_few_and_as_even_as_the_memory_allows() {
-        // 100 frequencies of 10 bytes, 1000 fixed: everything fits in 2000
-        assert_eq!(bands_for(100, 10, 1000, 2000).unwrap().ranges, vec![0..100]);
-        // room for 30 frequencies: 4 bands of 25, not 30 + 30 + 30 + 10
-        let b = bands_for(100, 10, 1000, 1300).unwrap();
-        assert_eq!(b.ranges, vec![0..25, 25..50, 50..75, 75..100]);
-        assert!(b.banded() && b.widest() == 25);
-        // every frequency exactly once, in order, whatever the numbers
-        for avail in [1010u64, 1011, 1099, 1155, 1999] {
-            let b = bands_for(97, 10, 1000, avail).unwrap();
-            let all: Vec<usize> = b.ranges.iter().flat_map(|r| r.clone()).collect();
-            assert_eq!(all, (0..97).collect::<Vec<_>>());
-            assert!(b.widest() as u64 * 10 + 1000 <= avail);
-        }
-        assert!(bands_for(100, 10, 1000, 1009).is_none());
-        assert!(bands_for(100, 10, 2000, 1000).is_none());
-    }
-
-    #[test]
-    fn the_plan_falls_back_to_bands_then_refuses_with_the_numbers() {
-        let whole = Budget { items: vec![("k-domain images", 100)] };
-        let banded = Budget { items: vec![("k-domain images", 400)] };
-        let (b, used) = plan(50, 10, &whole, Some(&banded), 1000, "GPU", "").unwrap();
-        assert_eq!(b.ranges, vec![0..50]);
-        assert_eq!(used.total(), 600);
-        let (b, used) = plan(50, 10, &whole, Some(&banded), 500, "GPU", "").unwrap();
-        assert!(b.banded() && used.total() <= 500, "{b:?}");
-        let e = plan(50, 10, &whole, Some(&banded), 400, "GPU", "").unwrap_err().to_string();
+    fn the_plan_falls_back_to_bands_then_fewer_planes_then_refuses_with_the_numbers() {
+        // 50 frequencies of 10 bytes; 100 bytes fixed and 20 per k-domain plane, up to 8 planes
+        let fixed = |slots: usize| Budget { items: vec![("tables", 100), ("k-domain images", 20 * slots as u64)] };
+        let needs =
+            Needs { per_frequency: 10, scan_copy: false, fixed: &fixed, max_slots: 8, banded: Ok(("staging", 50)) };
+        let p = plan(0..50, &needs, 1000, "GPU").unwrap();
+        assert_eq!(p.bands.ranges, vec![0..50]);
+        assert_eq!((p.slots, p.budget.total()), (8, 760));
+        // 500 bytes: bands with every plane (100 + 160 + 50 fixed leaves room for 19 frequencies)
+        let p = plan(0..50, &needs, 500, "GPU").unwrap();
+        assert_eq!((p.bands.ranges.len(), p.slots), (3, 8));
+        assert!(p.budget.total() <= 500, "{:?}", p.budget);
+        // 200 bytes: 8 and 4 planes leave no room for a frequency, 2 planes do (100 + 40 + 50 + 10)
+        let p = plan(0..50, &needs, 200, "GPU").unwrap();
+        assert_eq!((p.slots, p.bands.widest()), (2, 1));
+        // a share keeps its indices
+        assert_eq!(plan(20..30, &needs, 400, "GPU").unwrap().bands.ranges.first().map(|r| r.start), Some(20));
+        let e = plan(0..50, &needs, 150, "GPU").unwrap_err().to_string();
         assert!(e.contains("in frequency bands it would still need") && e.contains("GPU can give"), "{e}");
-        let e = plan(50, 10, &whole, None, 500, "GPU", "Stolt needs every frequency at once").unwrap_err().to_string();
+        let stolt = Needs { banded: Err("Stolt needs every frequency at once"), ..needs };
+        let e = plan(0..50, &stolt, 500, "GPU").unwrap_err().to_string();
         assert!(e.contains("Stolt needs every frequency at once"), "{e}");
+        // an empty share needs nothing
+        assert!(plan(7..7, &stolt, 0, "GPU").unwrap().bands.ranges.is_empty());
+        // A velocity scan's copy of the band counts as much as the band: what fitted at once now takes
+        // bands, each half as wide.
+        let scan = Needs { scan_copy: true, banded: Ok(("staging", 50)), ..stolt };
+        let p = plan(0..50, &scan, 1000, "GPU").unwrap();
+        assert_eq!((p.bands.ranges.len(), p.bands.widest()), (2, 25), "{:?}", p.budget);
+        assert!(p.budget.describe().contains("scan copy of the band"), "{}", p.budget.describe());
+        assert!(p.budget.total() <= 1000);
+        assert_eq!(plan(0..50, &scan, 1260, "GPU").unwrap().bands.ranges.len(), 1, "760 + 500 at once");
     }
 }

@@ -1,6 +1,7 @@
 //! The CUDA backend: cudarc with dynamic loading, so the binary builds and runs where no CUDA exists and
 //! only this module ever touches the driver, NVRTC or cuFFT — always after [`probe`] said they are there.
 
+mod attributes;
 pub mod device;
 pub mod engine;
 pub mod fft;
@@ -9,7 +10,9 @@ pub mod kernel_cache;
 pub mod kernels;
 mod launch;
 pub mod memory;
+pub mod nccl;
 pub mod prelude;
+pub mod ranks;
 mod run;
 pub mod runtime;
 mod timer;
@@ -20,14 +23,29 @@ pub use runtime::{probe, DeviceInfo, GpuRuntime, Unavailable};
 
 use crate::error::{Error, Result};
 use crate::imaging::{BackendChoice, Engine};
-use crate::job::ComputeConfig;
+use crate::job::{ComputeConfig, Job};
+
+/// The CUDA engine for `job`, or why there is none: the engine of this process's GPU, or, when a launcher
+/// started this process as a rank of a run over several GPUs, the engine of its rank.
+pub fn engine_for_job(job: &Job) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
+    match crate::distributed::ranks::RankEnv::from_env()? {
+        Some(env) => ranks::RankEngine::start(job, env),
+        None => engine_for(&job.config.compute),
+    }
+}
 
 /// The CUDA engine for `compute`, or why there is none.
 pub fn engine_for(compute: &ComputeConfig) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
+    engine_on(compute).map(|(engine, choice)| (Box::new(engine) as Box<dyn Engine + Send>, choice))
+}
+
+/// [`engine_for`], the engine itself.
+pub(crate) fn engine_on(compute: &ComputeConfig) -> Result<(GpuEngine, BackendChoice)> {
     let rt = runtime::probe_device(compute.device).map_err(|e| Error::Backend(e.0))?;
     let device = &rt.devices[0];
     let mut engine = GpuEngine::new(device.clone(), compute.fast_math, &kernel_cache::KernelCache::from_env())?;
     engine.set_memory_limit(compute.device_memory_gb.map(|gb| (gb * 1e9) as u64));
+    engine.set_store(compute.store_settings());
     let detail = format!(
         "{} (compute capability {}.{}, {:.1} GiB), driver CUDA {}.{}, kernels {} NVRTC {}.{} in {:.2} s{}",
         device.name,
@@ -42,5 +60,5 @@ pub fn engine_for(compute: &ComputeConfig) -> Result<(Box<dyn Engine + Send>, Ba
         engine.kernel_seconds,
         if compute.fast_math { ", fast math" } else { "" }
     );
-    Ok((Box::new(engine), BackendChoice { kind: "cuda", detail }))
+    Ok((engine, BackendChoice { kind: "cuda", detail }))
 }

@@ -1,6 +1,6 @@
 //! What the host and the kernels must agree on, written once, here: the launch geometry a kernel is built
-//! for, the flags and layout of the records the host fills for a kernel, and the constants of
-//! [`crate::imaging::formulas`] that the kernels repeat.
+//! for, the flags and layout of the records the host fills for a kernel, the constants of
+//! [`crate::imaging::formulas`] that the kernels repeat, and the codes of [`crate::attributes::Attribute`].
 //!
 //! [`source`] renders them as C++ — `#define`s, and the structs declared from the Rust structs' own field
 //! lists — and [`super::kernels::program_source`] puts that text in front of the sources of `kernels/`, so
@@ -11,6 +11,7 @@
 
 use std::fmt::Write;
 
+use crate::attributes::Attribute;
 use crate::imaging::formulas;
 
 /// The name NVRTC's messages give the prelude.
@@ -136,6 +137,10 @@ fn defines() -> Vec<(&'static str, Value)> {
         ("SEG_EXACT", Int(SEG_EXACT.into())),
         ("SEG_MOVES", Int(SEG_MOVES.into())),
         ("BAND_TILE", Int(BAND_TILE.into())),
+        ("ATTR_ENVELOPE", Int(Attribute::Envelope.code())),
+        ("ATTR_PHASE", Int(Attribute::Phase.code())),
+        ("ATTR_FREQUENCY", Int(Attribute::Frequency.code())),
+        ("ATTR_COS_PHASE", Int(Attribute::CosPhase.code())),
     ]
 }
 

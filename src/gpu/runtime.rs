@@ -62,6 +62,18 @@ pub fn probe_device(ordinal: usize) -> Result<GpuRuntime, Unavailable> {
     probe_devices(Some(ordinal))
 }
 
+/// The number of CUDA devices this process can see (after `CUDA_VISIBLE_DEVICES`), without opening them.
+pub fn device_count() -> Result<usize, Unavailable> {
+    let missing: Vec<&str> = libraries_present().iter().filter(|(_, ok)| !ok).map(|(n, _)| *n).collect();
+    if !missing.is_empty() {
+        return Err(Unavailable(format!("no usable CUDA installation: cannot load {}", missing.join(", "))));
+    }
+    cu::init().map_err(|e| Unavailable(format!("the NVIDIA driver did not initialise: {}", driver_error(e))))?;
+    cu::device::get_count()
+        .map(|n| n as usize)
+        .map_err(|e| Unavailable(format!("cannot count CUDA devices: {}", driver_error(e))))
+}
+
 fn probe_devices(only: Option<usize>) -> Result<GpuRuntime, Unavailable> {
     let t = std::time::Instant::now();
     let missing: Vec<&str> = libraries_present().iter().filter(|(_, ok)| !ok).map(|(n, _)| *n).collect();

@@ -1,16 +1,24 @@
 //! The CPU engine: the plan's steps with rustfft / realfft, in parallel with rayon, in a thread pool of its
 //! own (so a benchmark or a caller can choose the number of threads).
+//!
+//! A migration reads the input once into a store of the share's spectrum ([`super::store`]) and takes it
+//! through in frequency bands ([`super::bands`]): one band when the padded spectrum fits the host memory the
+//! run may use, else as many as needed, the spectrum waiting in host memory or, when not even that fits, in
+//! a cache file on scratch disk.
 
 use std::time::Instant;
 
+use super::bands::{bands_for, gib, Bands, Budget};
 use super::image::ImageAssembly;
-use super::spectrum::{ingest, Fft2};
-use super::{phase_shift, split_step, stolt, Engine, Method, Migration, ProductSink};
+use super::spectrum::{forward_planes, ingest, Fft2, Spectrum};
+use super::store::{HostStore, Place, StoreSettings};
+use super::{phase_shift, split_step, stolt, Engine, Method, Migration, Plan, ProductSink};
 use crate::context::RunContext;
 use crate::error::{Error, Result};
 
 pub struct CpuEngine {
     pool: rayon::ThreadPool,
+    store: StoreSettings,
 }
 
 impl CpuEngine {
@@ -21,11 +29,87 @@ impl CpuEngine {
             .thread_name(|i| format!("seisimage-cpu-{i}"))
             .build()
             .map_err(|e| Error::Backend(format!("cannot start the CPU thread pool: {e}")))?;
-        Ok(CpuEngine { pool })
+        Ok(CpuEngine { pool, store: StoreSettings::default() })
     }
 
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()
+    }
+
+    /// How much host memory a run may use, and where a spectrum that does not fit waits.
+    pub fn set_store(&mut self, store: StoreSettings) {
+        self.store = store;
+    }
+
+    /// How a migration of `plan` (by `members` migrations of a velocity scan) would hold its spectrum with
+    /// the host memory it may use now.
+    pub fn host_plan(&self, plan: &Plan, members: usize) -> Result<HostPlan> {
+        host_plan(plan, members, self.store.usable_host_memory(), self.store.host_memory.is_some())
+    }
+}
+
+/// How the CPU engine holds a share's spectrum: in which bands, waiting where, and the memory that takes.
+#[derive(Clone, Debug)]
+pub struct HostPlan {
+    pub bands: Bands,
+    pub place: Place,
+    pub budget: Budget,
+}
+
+/// The CPU engine's memory plan for `plan`, migrated by `members` migrations of a velocity scan (1: once),
+/// with `available` bytes of host memory (`limited` when that is the job's `compute.host_memory_gb`): the
+/// padded spectrum of the share at once if it fits; else bands, with the unpadded spectrum waiting in
+/// memory, or on scratch disk if it does not fit either; else refused with the numbers. Stolt does not
+/// split. A scan keeps the boxes of every member, and a copy of the band each member but the last migrates
+/// (phase shift and split-step change it in place; Stolt reads it only).
+pub fn host_plan(plan: &Plan, members: usize, available: u64, limited: bool) -> Result<HostPlan> {
+    let frequencies = plan.frequencies.clone();
+    let n_w = frequencies.len() as u64;
+    let padded = plan.nk() as u64 * 8;
+    let unpadded = plan.input.n_traces() as u64 * 8;
+    let mut fixed = Budget { items: vec![("working set", plan.host_fixed_bytes())] };
+    if members > 1 {
+        fixed.items.push(("the other scan members' boxes", (members as u64 - 1) * plan.request_bytes()));
+    }
+    let copies = members > 1 && plan.method != Method::Stolt;
+    let per_frequency = padded * (1 + copies as u64);
+    // `budget` with a band of `width` frequencies (and its copy), first.
+    let band = |budget: &Budget, name: &'static str, width: u64| {
+        let budget = if copies { budget.with_first("scan copy of the band", padded * width) } else { budget.clone() };
+        budget.with_first(name, padded * width)
+    };
+    let whole = band(&fixed, "spectrum", n_w);
+    if whole.total() <= available || frequencies.is_empty() {
+        return Ok(HostPlan { bands: Bands::whole(frequencies), place: Place::Whole, budget: whole });
+    }
+    let refuse = |extra: String| -> Result<HostPlan> {
+        let message = format!(
+            "the job needs {} of host memory at once ({}), and {} can be used{extra}",
+            gib(whole.total()),
+            whole.describe(),
+            gib(available)
+        );
+        Err(if limited { Error::at_key("compute.host_memory_gb", message) } else { Error::Backend(message) })
+    };
+    if plan.method == Method::Stolt {
+        return refuse("; Stolt needs every frequency of a wavenumber at once, so it cannot run in bands".into());
+    }
+    let in_memory = fixed.with_first("waiting spectrum", n_w * unpadded);
+    if let Some(bands) = bands_for(frequencies.clone(), per_frequency, in_memory.total(), available) {
+        let budget = band(&in_memory, "band", bands.widest() as u64);
+        return Ok(HostPlan { bands, place: Place::Memory, budget });
+    }
+    match bands_for(frequencies, per_frequency, fixed.total(), available) {
+        Some(bands) => {
+            let budget = band(&fixed, "band", bands.widest() as u64);
+            Ok(HostPlan { bands, place: Place::Disk, budget })
+        }
+        None => refuse(format!(
+            "; in frequency bands, with the spectrum waiting on scratch disk, it would still need {} before the \
+             first frequency ({})",
+            gib(fixed.total() + per_frequency),
+            band(&fixed, "one frequency", 1).describe()
+        )),
     }
 }
 
@@ -34,24 +118,86 @@ impl Engine for CpuEngine {
         "cpu"
     }
 
-    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
-        let Migration { input, plan, velocity, request } = *m;
-        plan.check(input.geometry(), request)?;
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        super::scan::check(scan, sinks.len())?;
+        for m in scan {
+            m.plan.check(m.input.geometry(), m.request)?;
+        }
+        let Migration { input, plan, request, .. } = scan[0];
+        let host = self.host_plan(plan, scan.len())?;
+        let scratch = self.store.scratch_dir();
         self.pool.install(|| {
-            ctx.stats.frequency_bands = 1;
-            let mut spectrum = ingest(input, plan, ctx)?;
-            let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
-            let mut asm = ImageAssembly::new(request, plan, sink);
-            let t = Instant::now();
-            match plan.method {
-                Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, ctx)?,
-                Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, ctx)?,
-                Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, ctx)?,
+            let count = host.bands.ranges.len();
+            ctx.stats.frequency_bands = count;
+            if count == 0 {
+                // An empty share: its part of every product is zero.
+                for sink in sinks {
+                    for (i, b) in request.boxes.iter().enumerate() {
+                        sink.complete(i, vec![0.0; b.len()]);
+                    }
+                }
+                return Ok(());
             }
-            ctx.stats.add("migrate", t.elapsed(), (request.n_values() * 4) as u64);
-            asm.finish()
+            if host.bands.banded() {
+                tracing::info!(
+                    "the spectrum does not fit the host memory at once: {count} frequency bands of up to {} \
+                     frequencies, the spectrum waiting in {} ({})",
+                    host.bands.widest(),
+                    host.place.name(),
+                    host.budget.describe()
+                );
+            }
+            let mut store = HostStore::new(plan, host.place, &scratch)?;
+            ingest(input, plan, &mut store, ctx)?;
+            let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
+            let mut members: Vec<ImageAssembly> =
+                scan.iter().zip(sinks).map(|(m, sink)| ImageAssembly::new(m.request, m.plan, *sink)).collect();
+            // What a member migrates when others follow it in the band (see below).
+            let mut copy = Spectrum::default();
+            for (b, band) in host.bands.ranges.iter().enumerate() {
+                ctx.check()?;
+                if count > 1 {
+                    tracing::debug!("frequency band {} of {count}: {} frequencies", b + 1, band.len());
+                }
+                let mut spectrum = store.band(band.clone(), plan, ctx)?;
+                forward_planes(&mut spectrum, &fft2, ctx);
+                for (i, (m, asm)) in scan.iter().zip(&mut members).enumerate() {
+                    ctx.check()?;
+                    asm.begin_band(b + 1 == count);
+                    // Phase shift and split-step carry the band down in place: every member but the last
+                    // starts from a copy of it (the memory plan counts one).
+                    let last = i + 1 == scan.len();
+                    if last || m.plan.method == Method::Stolt {
+                        migrate_band(&mut spectrum, m, &fft2, asm, ctx)?;
+                    } else {
+                        let bytes = (spectrum.data.len() * 8) as u64;
+                        ctx.stats.time("scan-copy", bytes, || copy.clone_from(&spectrum));
+                        migrate_band(&mut copy, m, &fft2, asm, ctx)?;
+                    }
+                }
+            }
+            members.into_iter().try_for_each(ImageAssembly::finish)
         })
     }
+}
+
+/// One member's migration of a band of the spectrum, its values added into its boxes.
+fn migrate_band(
+    spectrum: &mut Spectrum,
+    m: &Migration,
+    fft2: &Fft2,
+    asm: &mut ImageAssembly,
+    ctx: &mut RunContext,
+) -> Result<()> {
+    let Migration { plan, velocity, request, .. } = *m;
+    let t = Instant::now();
+    match plan.method {
+        Method::PhaseShift => phase_shift::migrate(spectrum, plan, fft2, asm, ctx)?,
+        Method::Stolt => stolt::migrate(spectrum, plan, fft2, asm, ctx)?,
+        Method::SplitStep => split_step::migrate(spectrum, plan, velocity, fft2, asm, ctx)?,
+    }
+    ctx.stats.add("migrate", t.elapsed(), (request.n_values() * 4) as u64);
+    Ok(())
 }
 
 /// Each method's kernels and the image assembly, on a small random spectrum, against a naive evaluation of
@@ -65,6 +211,7 @@ mod tests {
     use crate::imaging::formulas::phase_factor;
     use crate::imaging::naive::{dft2, random};
     use crate::imaging::spectrum::Spectrum;
+    use crate::imaging::store::Place;
     use crate::imaging::{image_geometry, ImagingParams};
     use crate::imaging::{ImageRequest, Plan};
     use crate::progress::Silent;
@@ -100,7 +247,7 @@ mod tests {
 
     fn run(plan: &Plan, request: &ImageRequest, velocity: &VelocityModel, spectrum: &[Complex64]) -> Vec<f32> {
         let data = spectrum.iter().map(|c| Complex32::new(c.re as f32, c.im as f32)).collect();
-        let mut spectrum = Spectrum { data, nk: plan.nk() };
+        let mut spectrum = Spectrum { data, nk: plan.nk(), first: 0 };
         let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
         let collected = crate::imaging::Collected::new(request);
         let mut asm = ImageAssembly::new(request, plan, &collected);
@@ -185,6 +332,33 @@ mod tests {
             planes.push(image(&fields));
         }
         compare(&run(&plan, &request, &v, &s), &planes, &plan);
+    }
+
+    /// The memory plan: at once when it fits; else bands with the spectrum waiting in memory, then on disk;
+    /// else refused with the numbers and the key that limits it. Stolt does not split.
+    #[test]
+    fn the_host_plan_bands_then_spills_then_refuses() {
+        let v = linear_vz();
+        let (plan, _, _) = setup(Method::PhaseShift, &v);
+        let (n, padded) = (plan.frequencies.len() as u64, plan.nk() as u64 * 8);
+        let (fixed, store) = (plan.host_fixed_bytes(), n * plan.input.n_traces() as u64 * 8);
+        let at = |available| host_plan(&plan, 1, available, true);
+        let whole = at(fixed + n * padded).unwrap();
+        assert_eq!((whole.place, whole.bands.ranges.len()), (Place::Whole, 1));
+        let memory = at(fixed + store + padded * 2).unwrap();
+        assert_eq!((memory.place, memory.bands.widest()), (Place::Memory, 2));
+        let disk = at(fixed + padded * 2).unwrap();
+        assert_eq!((disk.place, disk.bands.widest()), (Place::Disk, 2));
+        let e = at(fixed + padded - 1).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let text = e.to_string();
+        assert!(text.starts_with("compute.host_memory_gb: the job needs"), "{text}");
+        assert!(text.contains("it would still need") && text.contains("before the first frequency"), "{text}");
+        let e = host_plan(&plan, 1, fixed + padded - 1, false).unwrap_err();
+        assert_eq!(e.exit_code(), 1, "without a limit of the job's, a machine too small is no mistake in the job");
+        let (stolt, _, _) = setup(Method::Stolt, &VelocityModel::Constant(2000.0));
+        let e = host_plan(&stolt, 1, stolt.host_fixed_bytes() + store + padded * 2, true).unwrap_err().to_string();
+        assert!(e.contains("Stolt needs every frequency"), "{e}");
     }
 
     #[test]

@@ -4,6 +4,10 @@
 //! [`super::formulas::imaging_weight`]). Methods that image in the wavenumber domain (phase shift, Stolt)
 //! hand over one k-domain plane per level; split-step, which images in space, hands over the requested
 //! pixels directly. Either way only the pixels some box needs are kept.
+//!
+//! A share migrated in several frequency bands images every level once per band; the imaging condition
+//! being a sum over frequency, each band's values add into the boxes, band after band in order, and a box
+//! is handed over when its last level is in during the last band.
 
 use num_complex::Complex32;
 use rayon::prelude::*;
@@ -12,28 +16,40 @@ use super::delivery::{Completion, ProductSink};
 use super::request::ImageRequest;
 use super::spectrum::Fft2;
 use super::Plan;
+use crate::attributes::AttributeOutput;
 use crate::error::Result;
 use crate::volume::IndexBox;
 
 /// The requested boxes being filled, level by level; each goes to the sink once its last level is in.
 pub struct ImageAssembly<'s> {
     boxes: Vec<IndexBox>,
+    /// Per box, the attribute handed over instead of its values.
+    attributes: Vec<Option<AttributeOutput>>,
     /// Row length of the padded plane.
     plane_cols: usize,
     out: Vec<Vec<f32>>,
     completion: Completion,
     sink: &'s dyn ProductSink,
+    /// Whether the band being imaged is the last (only then are boxes finished).
+    last_band: bool,
 }
 
 impl<'s> ImageAssembly<'s> {
     pub fn new(request: &ImageRequest, plan: &Plan, sink: &'s dyn ProductSink) -> Self {
         ImageAssembly {
             boxes: request.boxes.clone(),
+            attributes: (0..request.boxes.len()).map(|i| request.attribute(i).cloned()).collect(),
             plane_cols: plan.padded[1],
             out: request.boxes.iter().map(|b| vec![0.0; b.len()]).collect(),
             completion: Completion::new(request),
             sink,
+            last_band: true,
         }
+    }
+
+    /// The values that follow belong to the next band, the last one when `last`.
+    pub fn begin_band(&mut self, last: bool) {
+        self.last_band = last;
     }
 
     /// Indices in the padded plane of the pixels requested at `level`, box after box, row after row.
@@ -45,9 +61,9 @@ impl<'s> ImageAssembly<'s> {
             .collect()
     }
 
-    /// Store the image values of `level`, in the order of [`Self::pixels`], and hand over the boxes this
-    /// level finishes.
-    pub fn store(&mut self, level: usize, values: &[f32]) {
+    /// Add the band's image values of `level`, in the order of [`Self::pixels`], and in the last band hand
+    /// over the boxes this level finishes.
+    pub fn add(&mut self, level: usize, values: &[f32]) {
         let mut next = values.iter();
         for (b, out) in self.boxes.iter().zip(&mut self.out) {
             if !b.s.contains(&level) {
@@ -56,12 +72,21 @@ impl<'s> ImageAssembly<'s> {
             let (nx, nz) = (b.xl.len(), b.s.len());
             for i in 0..b.il.len() {
                 for j in 0..nx {
-                    out[(i * nx + j) * nz + level - b.s.start] = *next.next().expect("one value per pixel");
+                    out[(i * nx + j) * nz + level - b.s.start] += *next.next().expect("one value per pixel");
                 }
             }
         }
+        if !self.last_band {
+            return;
+        }
         for i in self.completion.imaged(&[level]) {
-            self.sink.complete(i, std::mem::take(&mut self.out[i]));
+            let values = std::mem::take(&mut self.out[i]);
+            // A box with an attribute hands the attribute over, computed here where the image is.
+            let values = match &self.attributes[i] {
+                Some(a) => crate::attributes::compute(&values, self.boxes[i].s.len(), a),
+                None => values,
+            };
+            self.sink.complete(i, values);
         }
     }
 
@@ -119,6 +144,6 @@ pub fn image_block(kimg: &KImages, levels: &[usize], plan: &Plan, fft2: &Fft2, a
         )
         .collect();
     for (level, v) in levels.iter().zip(&values) {
-        asm.store(*level, v);
+        asm.add(*level, v);
     }
 }

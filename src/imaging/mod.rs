@@ -11,9 +11,13 @@
 //! 5. Image assembly ([`image`]): the imaging condition (sum over ω, inverse 2-D FFT, real part) and the cut
 //!    of the requested boxes.
 //!
+//! A share of the frequencies that does not fit at once goes through steps 3 to 5 in frequency bands, the
+//! spectrum waiting in a [`store`] between the time transform and its band ([`bands`]).
+//!
 //! Only what the request needs is computed: the depth loop stops at the deepest requested level, and only
 //! requested levels are imaged.
 
+pub mod bands;
 pub mod cpu;
 pub mod delivery;
 pub mod formulas;
@@ -23,9 +27,11 @@ pub(crate) mod naive;
 pub mod phase_shift;
 pub mod plan;
 pub mod request;
+pub mod scan;
 pub mod spectrum;
 pub mod split_step;
 pub mod stolt;
+pub mod store;
 
 use serde::{Deserialize, Serialize};
 
@@ -140,7 +146,17 @@ pub trait Engine {
     /// [`ProductSink`]): in `[il][xl][z]` order (depth contiguous), on the plan's image grid. Every box is
     /// handed over once when the migration succeeds; after an error, some may not be. The stages go into
     /// `ctx.stats`; the migration stops at its next step once `ctx.cancel` is stopped.
-    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()>;
+    fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
+        self.migrate_scan(std::slice::from_ref(m), ctx, &[sink])
+    }
+
+    /// Run the migrations of a velocity scan ([`scan`]): migrations of one input whose plans differ in the
+    /// velocity only (one migration is a scan of one). The input is read, windowed and transformed (and
+    /// uploaded) once; then each frequency band of the spectrum is migrated by every member in turn, each
+    /// from the band as transformed, adding into its own boxes, which it hands to its own sink (`sinks[i]`
+    /// for `scan[i]`, as [`Engine::migrate_into`] says). The stages of all of them go into `ctx.stats`, the
+    /// ingest's once.
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()>;
 
     /// Migrate and return one buffer per request box, in the request's order.
     fn migrate(&mut self, m: &Migration, ctx: &mut RunContext) -> Result<Vec<Vec<f32>>> {
@@ -149,10 +165,11 @@ pub trait Engine {
         collected.into_images()
     }
 
-    /// Make ready what a `migrate` of `plan` and `request` will need (device buffers, FFT plans), so that it
-    /// starts at once; called while nothing else waits for the engine. An engine without such set-up does
-    /// nothing. An error here is not fatal: `migrate` tries again and reports it.
-    fn prepare(&mut self, _plan: &Plan, _request: &ImageRequest) -> Result<()> {
+    /// Make ready what a `migrate` of `plan` and `request` (by `members` migrations of a scan) will need
+    /// (device buffers, FFT plans), so that it starts at once; called while nothing else waits for the
+    /// engine. An engine without such set-up does nothing. An error here is not fatal: `migrate` tries
+    /// again and reports it.
+    fn prepare(&mut self, _plan: &Plan, _request: &ImageRequest, _members: usize) -> Result<()> {
         Ok(())
     }
 

@@ -96,7 +96,7 @@ pub fn migrate(
     asm: &mut ImageAssembly<'_>,
     ctx: &RunContext,
 ) -> Result<()> {
-    let nk = plan.nk();
+    let (nk, first) = (plan.nk(), spectrum.first);
     let k2 = plan.k_squared();
     ctx.progress.begin("phase shift", plan.levels.len() as u64);
     for (b, block) in plan.blocks.iter().enumerate() {
@@ -118,7 +118,7 @@ pub fn migrate(
                 ctx.check()?;
                 for (iw, part) in planes.into_iter().enumerate() {
                     let k2 = &k2[k0..k0 + part.len()];
-                    let (omega, weight) = (plan.omega(iw), plan.weight(iw));
+                    let (omega, weight) = (plan.omega(first + iw), plan.weight(first + iw));
                     continue_chunk(part, omega, k2, weight, &segments, levels, plan.dip_limit, acc, work);
                 }
                 Ok::<(), crate::Error>(())

@@ -7,6 +7,7 @@
 
 use std::ops::Range;
 
+use super::bands::Share;
 use super::formulas::{angular_frequency, imaging_weight, wavenumber};
 use super::request::ImageRequest;
 use super::{ImagingParams, Method, StoltInterpolation};
@@ -74,6 +75,11 @@ pub struct Plan {
     pub padded: [usize; 3],
     pub window: WindowPlan,
     pub band: Band,
+    /// The share of the band's frequencies this process migrates (indices into the band): all of them,
+    /// unless the job is split between processes ([`Plan::restrict_to`]).
+    pub frequencies: Range<usize>,
+    /// Which share that is.
+    pub share: Share,
     /// The image depth axis (m), starting at 0.
     pub depth: SampleAxis,
     /// The imaged levels, ascending. The depth loop stops at the last one.
@@ -93,10 +99,17 @@ pub struct Plan {
     /// What the ingest does with NaN and infinite input samples (an input property: `Zero` unless the
     /// caller sets it).
     pub nonfinite: NonFinite,
+    /// The deepest depth (m) the record can image, when it lies above the image's last level: where the
+    /// vertical two-way time from the surface reaches the last input sample, through the fastest velocity
+    /// at each depth (on a 3-D model the fastest trace, so that no trace reaches deeper). Below it an image
+    /// holds only what the transforms wrap around, so the products are zero there.
+    pub reach: Option<f64>,
+    /// What the plan changed or doubts in the job, each a sentence led by the key it concerns: the run logs
+    /// them as warnings and records them in the manifest.
+    pub warnings: Vec<String>,
     image: Geometry,
     request_values: usize,
     velocity_values: usize,
-    notes: Vec<String>,
 }
 
 /// The image grid for `input`: the same lateral grid, and the depth axis the parameters ask for.
@@ -127,7 +140,19 @@ pub fn image_geometry(input: &Geometry, params: &ImagingParams, velocity: &Veloc
             (zmax / dz + 1e-9).floor() as usize + 1
         }
         (None, Some(nz)) => nz,
-        (None, None) => default_levels(input, dz, velocity),
+        (None, None) => match record_reach(input, dz, MAX_LEVELS, velocity) {
+            Some(reach) => (reach / dz + 1e-9).floor() as usize + 1,
+            // The velocity, not a depth setting, makes the image this deep: say so.
+            None => {
+                let (lo, hi) = velocity.range();
+                let message = format!(
+                    "{DEPTH_FROM_VELOCITY} ({} ms), and through {lo:.0}..{hi:.0} m/s with steps of {dz} m that takes \
+                     more than {MAX_LEVELS} levels: {CHECK_THE_VELOCITY}",
+                    input.samples.last()
+                );
+                return Err(Error::at_key("velocity", message).or_key("imaging.dz"));
+            }
+        },
     };
     if nz == 0 || nz > MAX_LEVELS {
         let levels = format!("the image would have {nz} depth levels (1..={MAX_LEVELS} allowed)");
@@ -138,15 +163,39 @@ pub fn image_geometry(input: &Geometry, params: &ImagingParams, velocity: &Veloc
     Ok(g)
 }
 
-/// Levels down to where the vertical two-way time through the reference velocity reaches the last sample.
-fn default_levels(input: &Geometry, dz: f64, velocity: &VelocityModel) -> usize {
+/// How the image's depth is set when the job sets none: the one wording of every message the velocity may
+/// be the cause of (a model in km/s read as m/s), so that none of them blames a depth setting.
+pub const DEPTH_FROM_VELOCITY: &str = "without imaging.zmax or imaging.nz the image ends where the vertical two-way \
+                                       time through the velocity reaches the last sample";
+/// What to do about it: the velocity's unit is a setting of its own (see `crate::velocity::sanity`).
+pub const CHECK_THE_VELOCITY: &str = "check the velocity and its unit (velocity.unit), or set imaging.zmax";
+
+/// The deepest depth the record of `input` can image, if it lies within `steps` depth steps of `dz`: where
+/// the vertical two-way time from the surface reaches the last sample. Each step is crossed at the fastest
+/// velocity found at its top or bottom, on any trace of a 3-D model: the time is then never longer than
+/// along any vertical path, so the depth is never shallower than what some trace can reach.
+fn record_reach(input: &Geometry, dz: f64, steps: usize, velocity: &VelocityModel) -> Option<f64> {
     let t_end = input.samples.last() / 1000.0;
-    let (mut t, mut n) = (0.0, 0);
-    while t < t_end && n < MAX_LEVELS {
-        t += 2.0 * dz / velocity.reference_velocity((n as f64 + 0.5) * dz);
-        n += 1;
+    let mut slice = Vec::new();
+    let mut fastest = |z: f64| match velocity {
+        VelocityModel::Grid(g) => {
+            slice.resize(input.n_traces(), 0.0f32);
+            g.slowness_slice(z, &mut slice);
+            slice.iter().fold(f32::INFINITY, |m, &s| m.min(s)) as f64
+        }
+        _ => 1.0 / velocity.reference_velocity(z),
+    };
+    let (mut t, mut top) = (0.0, fastest(0.0));
+    for j in 0..steps {
+        let bottom = fastest((j + 1) as f64 * dz);
+        let slowness = top.min(bottom);
+        let step = 2.0 * dz * slowness;
+        if t + step >= t_end {
+            return Some(j as f64 * dz + (t_end - t) / (2.0 * slowness));
+        }
+        (t, top) = (t + step, bottom);
     }
-    n + 1
+    None
 }
 
 impl Plan {
@@ -165,8 +214,9 @@ impl Plan {
         }
         window.validate()?;
         request.check(&image)?;
-        let mut notes = Vec::new();
+        let mut warnings = Vec::new();
         let dz = params.dz;
+        let reach = record_reach(input, dz, image.samples.len - 1, velocity);
 
         check_velocity(params.method, velocity, input)?;
         let dip_limit = match params.dip_limit_deg {
@@ -201,7 +251,10 @@ impl Plan {
             return Err(Error::at_key("imaging.fmin", message).or_key("imaging.fmax"));
         }
         let fmax = if params.fmax > nyquist {
-            notes.push(format!("fmax {} Hz is above the Nyquist frequency: clamped to {nyquist} Hz", params.fmax));
+            warnings.push(format!(
+                "imaging.fmax: fmax {} Hz is above the Nyquist frequency of the {} ms samples: clamped to {nyquist} Hz",
+                params.fmax, input.samples.step
+            ));
             nyquist
         } else {
             params.fmax
@@ -220,15 +273,16 @@ impl Plan {
         let (vmin, _) = velocity.range();
         let unaliased = vmin / (4.0 * fmax);
         if dz > unaliased {
-            notes.push(format!(
-                "dz {dz} m is coarser than vmin / (4 fmax) = {unaliased:.1} m: steep high-frequency events alias in depth"
+            warnings.push(format!(
+                "imaging.dz: dz {dz} m is coarser than vmin / (4 fmax) = {unaliased:.1} m: steep high-frequency events \
+                 alias in depth"
             ));
         }
         // The largest lateral wavenumber kept is 2 ω sin θ / v: unaliased while a bin is below v / (4 f sin θ).
         let steepest = dip_limit.unwrap_or(std::f64::consts::FRAC_PI_2);
         let unaliased_bin = unaliased / steepest.sin();
         if bin_size.iter().any(|&b| b > unaliased_bin) {
-            notes.push(format!(
+            warnings.push(format!(
                 "bins {:.2} × {:.2} m are coarser than vmin / (4 fmax sin {:.0}°) = {unaliased_bin:.1} m: the steepest dips \
                  alias laterally",
                 bin_size[0],
@@ -272,6 +326,8 @@ impl Plan {
             padded,
             window: WindowPlan::new(shape, input.samples.step, window),
             band,
+            frequencies: 0..band.len,
+            share: Share::whole(),
             depth: image.samples,
             levels,
             step_velocity,
@@ -281,16 +337,77 @@ impl Plan {
             lateral_velocity: velocity.varies_laterally(),
             ingest_inlines,
             nonfinite: NonFinite::Zero,
+            reach,
+            warnings,
             image,
             request_values: request.n_values(),
             velocity_values: velocity.n_values(),
-            notes,
         })
+    }
+
+    /// Migrate only `share` of the frequencies (see [`super::bands`]). Stolt, which needs every frequency
+    /// of a wavenumber at once, does not split: its first share migrates them all and the others none, which
+    /// the plan's warnings say.
+    pub fn restrict_to(&mut self, share: Share) {
+        self.share = share;
+        self.frequencies = self.share_frequencies(share);
+        if let Some(note) = self.share_note() {
+            if self.method == Method::Stolt || self.frequencies.is_empty() {
+                self.warnings.push(note);
+            }
+        }
+    }
+
+    /// What this plan's share of the frequencies is, in words; `None` for the whole band.
+    fn share_note(&self) -> Option<String> {
+        let (share, n) = (self.share, self.band.len);
+        if share.is_whole() {
+            return None;
+        }
+        Some(match (self.method, self.frequencies.is_empty()) {
+            (Method::Stolt, false) => format!(
+                "share {share}: Stolt needs every frequency of a wavenumber at once, so this share migrates all \
+                 {n} frequencies and the other shares none"
+            ),
+            (Method::Stolt, true) => format!(
+                "share {share}: Stolt needs every frequency of a wavenumber at once; share 1/{} migrates them all, \
+                 this one none",
+                share.count
+            ),
+            (_, true) => format!("share {share}: no frequency (more shares than the {n} frequencies)"),
+            (_, false) => {
+                let df = 1.0 / (self.padded[2] as f64 * self.dt);
+                let f = |i: usize| (self.band.first + i) as f64 * df;
+                format!(
+                    "share {share}: frequencies {}..{} of {n} ({:.2}..{:.2} Hz)",
+                    self.frequencies.start + 1,
+                    self.frequencies.end,
+                    f(self.frequencies.start),
+                    f(self.frequencies.end - 1)
+                )
+            }
+        })
+    }
+
+    /// The frequencies (indices into the band) that `share` migrates (see [`Plan::restrict_to`]).
+    pub fn share_frequencies(&self, share: Share) -> Range<usize> {
+        let n = self.band.len;
+        match self.method {
+            Method::Stolt if share.index == 0 => 0..n,
+            Method::Stolt => n..n,
+            _ => share.range(n),
+        }
     }
 
     /// The image grid: the input's lateral grid and the depth axis.
     pub fn image_geometry(&self) -> Geometry {
         self.image.clone()
+    }
+
+    /// The lowest and highest frequency kept (Hz).
+    pub fn band_hz(&self) -> (f64, f64) {
+        let df = 1.0 / (self.padded[2] as f64 * self.dt);
+        (self.band.first as f64 * df, (self.band.first + self.band.len - 1) as f64 * df)
     }
 
     /// Number of kept frequencies.
@@ -391,7 +508,7 @@ impl Plan {
     }
 
     fn spectrum_bytes(&self) -> u64 {
-        (self.n_omega() * self.nk() * 8) as u64
+        (self.frequencies.len() * self.nk() * 8) as u64
     }
 
     /// Bytes of the k-domain images of one block (phase shift and Stolt).
@@ -408,20 +525,37 @@ impl Plan {
         (self.velocity_values * 4 + slices) as u64
     }
 
-    /// Peak host memory of the CPU engine: the padded spectrum, one ingest chunk, one block of k-domain
-    /// images, the requested image, the velocity arrays, and per-thread FFT scratch (one plane and its
-    /// transpose per thread, counted for every core of this machine).
+    /// Bytes of the requested boxes of one migration (each member of a velocity scan fills its own).
+    pub fn request_bytes(&self) -> u64 {
+        self.request_values as u64 * 4
+    }
+
+    /// Memory a velocity scan of `members` migrations of this plan needs besides one migration: the boxes
+    /// of the other members, and (`copy`) a copy of the spectrum that each member but the last migrates,
+    /// where the method changes it in place.
+    pub fn scan_bytes(&self, members: usize, copy: bool) -> u64 {
+        if members < 2 {
+            return 0;
+        }
+        (members as u64 - 1) * self.request_bytes() + if copy { self.spectrum_bytes() } else { 0 }
+    }
+
+    /// Peak host memory of the CPU engine when the spectrum of its share fits at once: the padded spectrum
+    /// and [`Plan::host_fixed_bytes`].
     pub fn host_memory_bytes(&self) -> u64 {
-        let chunk =
-            (self.ingest_inlines * self.input.shape()[1] * (self.input.shape()[2] * 4 + self.n_omega() * 8)) as u64;
+        self.spectrum_bytes() + self.host_fixed_bytes()
+    }
+
+    /// Host memory of the CPU engine besides the spectrum: one ingest chunk, one block of k-domain images,
+    /// the requested image, the velocity arrays, and per-thread FFT scratch (one plane and its transpose per
+    /// thread, counted for every core of this machine).
+    pub fn host_fixed_bytes(&self) -> u64 {
+        let chunk = (self.ingest_inlines
+            * self.input.shape()[1]
+            * (self.input.shape()[2] * 4 + self.frequencies.len() * 8)) as u64;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
         let per_thread = (2 * self.nk() * 8 + self.padded[2] * 8) as u64;
-        self.spectrum_bytes()
-            + chunk
-            + self.block_bytes()
-            + self.request_values as u64 * 4
-            + self.velocity_bytes()
-            + threads * per_thread
+        chunk + self.block_bytes() + self.request_values as u64 * 4 + self.velocity_bytes() + threads * per_thread
     }
 
     /// Device memory of an engine that follows this plan on a GPU: the padded spectrum, one ingest chunk as
@@ -439,6 +573,7 @@ impl Plan {
         let [pi, px, pt] = self.padded;
         let ramps = self.window.ramp_lengths();
         let df = 1.0 / (pt as f64 * self.dt);
+        let (f0, f1) = self.band_hz();
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         let mut lines = vec![
             format!("method: {}", self.method.name()),
@@ -450,13 +585,7 @@ impl Plan {
                 "padded: {pi} × {px} traces × {pt} samples; tapers: last {} samples, {} / {} edge traces",
                 ramps[0], ramps[1], ramps[2]
             ),
-            format!(
-                "band: {:.2}..{:.2} Hz, {} frequencies {:.4} Hz apart",
-                self.band.first as f64 * df,
-                (self.band.first + self.band.len - 1) as f64 * df,
-                self.band.len,
-                df
-            ),
+            format!("band: {f0:.2}..{f1:.2} Hz, {} frequencies {df:.4} Hz apart", self.band.len),
             format!(
                 "depth: 0..{} m step {} m ({} levels); computed down to {} m, {} level(s) imaged in {} block(s)",
                 self.depth.last(),
@@ -467,6 +596,15 @@ impl Plan {
                 self.blocks.len()
             ),
         ];
+        lines.push(match self.reach {
+            Some(z) => format!(
+                "reach: the last sample ({} ms) reaches {z:.0} m (vertical two-way time through the fastest \
+                 velocity); the products are zero below",
+                self.input.samples.last()
+            ),
+            None => "reach: the record reaches below the deepest level".to_string(),
+        });
+        lines.extend(self.share_note());
         if let Some(d) = self.dip_limit {
             lines.push(format!("dip limit: {:.1}° (cosine roll-off over the last 5°)", d.to_degrees()));
         }
@@ -488,7 +626,6 @@ impl Plan {
             mib(self.request_values as u64 * 4),
             mib(self.device_memory_bytes())
         ));
-        lines.extend(self.notes.iter().map(|n| format!("note: {n}")));
         lines
     }
 }
@@ -585,9 +722,16 @@ mod tests {
         // 0.5 · 500 · tan 60° = 433 m → 35 and 18 traces
         assert_eq!(p.padded, [135, 80, 1000]);
 
-        // Without zmax or nz the image reaches v · t_end / 2 = 2000 · 1.996 / 2 = 1996 m → 201 levels.
+        // Without zmax or nz the image reaches v · t_end / 2 = 2000 · 1.996 / 2 = 1996 m: the levels at or
+        // above it are 0, 10, ..., 1990 m.
         let auto = ImagingParams { zmax: None, ..params.clone() };
-        assert_eq!(image_geometry(&g, &auto, &v).unwrap().samples.len, 201);
+        assert_eq!(image_geometry(&g, &auto, &v).unwrap().samples.len, 200);
+        // The plan to 1500 m lies within that reach; one to 2500 m does not.
+        assert_eq!(Plan::new(&g, [12.5, 25.0], &WindowParams::default(), &params, &v, &whole).unwrap().reach, None);
+        let deep = ImagingParams { zmax: Some(2500.0), ..params.clone() };
+        let image = image_geometry(&g, &deep, &v).unwrap();
+        let p = Plan::new(&g, [12.5, 25.0], &WindowParams::default(), &deep, &v, &slice(250, &image)).unwrap();
+        assert!((p.reach.unwrap() - 1996.0).abs() < 1e-6, "{:?}", p.reach);
         let by_count = ImagingParams { zmax: None, nz: Some(7), ..params.clone() };
         assert_eq!(image_geometry(&g, &by_count, &v).unwrap().samples.len, 7);
     }
@@ -600,7 +744,68 @@ mod tests {
         let image = image_geometry(&g, &params, &v).unwrap();
         let p = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &slice(3, &image)).unwrap();
         assert_eq!(p.band, Band { first: 0, len: 101 }); // 200 samples padded: bins 0..=100
-        assert!(p.describe().iter().any(|l| l.contains("clamped to 62.5 Hz")));
+        assert!(p.warnings.iter().any(|l| l.starts_with("imaging.fmax: ") && l.contains("clamped to 62.5 Hz")));
+    }
+
+    /// The reach through layers, worked out by hand, and on a 3-D model the fastest trace's. A record of
+    /// 0.5 s through 1500 m/s stops at 375 m. Through 200 m of 2000 m/s and then 3000 m/s it would stop at
+    /// 200 + 3000 · 0.3 / 2 = 650 m, but the 5 m step holding the boundary is crossed at the faster velocity
+    /// (a conservative bound): 1/600 s sooner, so 1500 m/s · 1/600 s = 2.5 m deeper, 652.5 m.
+    #[test]
+    fn the_reach_follows_the_fastest_velocity_at_each_depth() {
+        use crate::velocity::VelocityGrid;
+        let g = input(3, 2, 126, 4.0); // last sample 500 ms
+        let reach = |v: &VelocityModel| record_reach(&g, 5.0, 1000, v).unwrap();
+        assert!((reach(&VelocityModel::Constant(1500.0)) - 375.0).abs() < 1e-9);
+        let layers = VelocityTable::new(vec![0.0, 200.0], vec![2000.0, 3000.0], Interpolation::Step).unwrap();
+        assert!((reach(&VelocityModel::Table(layers)) - 652.5).abs() < 1e-9);
+        // Six traces, one of them 2000 m/s above 200 m and 3000 m/s below, the others 1500 m/s throughout.
+        let depth = SampleAxis { origin: 0.0, step: 5.0, len: 201, domain: Domain::Depth };
+        let model = Geometry::regular(g.ilines, g.xlines, depth);
+        let mut data = vec![1500.0f32; 6 * 201];
+        for (k, v) in data[4 * 201..5 * 201].iter_mut().enumerate() {
+            *v = if k * 5 < 200 { 2000.0 } else { 3000.0 };
+        }
+        let grid = VelocityModel::Grid(VelocityGrid::new(model, data, "model").unwrap());
+        assert!((reach(&grid) - 652.5).abs() < 1e-3, "{}", reach(&grid)); // slowness in f32
+                                                                          // A record longer than the steps allowed reaches below them.
+        assert_eq!(record_reach(&g, 5.0, 10, &VelocityModel::Constant(1500.0)), None);
+    }
+
+    /// A share of the frequencies is a near-equal range, noted in the plan; Stolt's first share takes
+    /// them all.
+    #[test]
+    fn shares_restrict_the_frequencies_and_say_so() {
+        let g = input(8, 8, 100, 8.0);
+        let v = VelocityModel::Constant(2000.0);
+        let params = ImagingParams { nz: Some(10), fmax: 100.0, ..Default::default() };
+        let image = image_geometry(&g, &params, &v).unwrap();
+        let whole = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &slice(3, &image)).unwrap();
+        let note = |p: &Plan| p.describe().into_iter().find(|l| l.starts_with("share ")).unwrap_or_default();
+        let mut p = whole.clone();
+        p.restrict_to(Share { index: 1, count: 3 });
+        assert_eq!((p.frequencies.clone(), p.share), (33..67, Share { index: 1, count: 3 }));
+        assert_eq!(note(&p), "share 2/3: frequencies 34..67 of 101 (20.62..41.25 Hz)");
+        let stolt = Plan { method: Method::Stolt, ..whole.clone() };
+        let (mut first, mut second) = (stolt.clone(), stolt);
+        first.restrict_to(Share { index: 0, count: 3 });
+        second.restrict_to(Share { index: 1, count: 3 });
+        assert_eq!((first.frequencies.clone(), second.frequencies.clone()), (0..101, 101..101));
+        assert_eq!(
+            note(&first),
+            "share 1/3: Stolt needs every frequency of a wavenumber at once, so this share migrates all 101 \
+             frequencies and the other shares none"
+        );
+        assert_eq!(
+            note(&second),
+            "share 2/3: Stolt needs every frequency of a wavenumber at once; share 1/3 migrates them all, this \
+             one none"
+        );
+        assert!(p.warnings.iter().all(|w| !w.starts_with("share")), "an ordinary share is no warning");
+        assert!(first.warnings.iter().any(|w| w.starts_with("share 1/3: Stolt")));
+        let mut empty = whole;
+        empty.restrict_to(Share { index: 0, count: 200 });
+        assert!(empty.frequencies.is_empty() && note(&empty).contains("no frequency (more shares than the 101"));
     }
 
     #[test]
@@ -642,6 +847,18 @@ mod tests {
         assert!(plan(&params, &c, [0.0, 10.0]).unwrap_err().to_string().contains("bin"));
         let both = ImagingParams { zmax: Some(100.0), ..params.clone() };
         assert!(plan(&both, &c, [10.0, 10.0]).unwrap_err().to_string().contains("not both"));
+        // Without zmax or nz an absurd velocity makes the image absurdly deep: the velocity is blamed.
+        let auto = ImagingParams { nz: None, ..params.clone() };
+        match image_geometry(&g, &auto, &VelocityModel::Constant(1e12)).unwrap_err() {
+            Error::Setting { key, message, .. } => {
+                assert_eq!(key, "velocity");
+                assert!(
+                    message.contains(CHECK_THE_VELOCITY) && message.contains("1000000000000..1000000000000 m/s"),
+                    "{message}"
+                );
+            }
+            e => panic!("{e}"),
+        }
         let band = ImagingParams { fmin: 30.0, fmax: 20.0, ..params.clone() };
         assert!(plan(&band, &c, [10.0, 10.0]).is_err());
         let dip = ImagingParams { dip_limit_deg: Some(95.0), ..params.clone() };

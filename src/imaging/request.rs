@@ -3,23 +3,54 @@
 //! Every product is a box `[il index][xl index][depth index]`: an inline is one il and everything else, a
 //! depth slice one depth index and everything else, a region any box. The plan reads the boxes to find the
 //! deepest level to compute and the levels to image; the engine returns one buffer per box.
+//!
+//! A box may ask for a complex-trace attribute of its values instead of the values themselves
+//! ([`crate::attributes`]): the engine computes it where the box is (on the device for the GPU engine) and
+//! hands over the attribute of the levels the box keeps.
 
+use crate::attributes::AttributeOutput;
 use crate::error::{Error, Result};
 use crate::volume::{Geometry, IndexBox, ValueBox};
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImageRequest {
     pub boxes: Vec<IndexBox>,
+    /// Per box, the attribute to hand over instead of its values; boxes past the end of this list have none.
+    pub attributes: Vec<Option<AttributeOutput>>,
 }
 
 impl ImageRequest {
     pub fn new(boxes: Vec<IndexBox>) -> Self {
-        ImageRequest { boxes }
+        ImageRequest { boxes, attributes: Vec::new() }
     }
 
     /// The whole image.
     pub fn whole(image: &Geometry) -> Self {
-        ImageRequest { boxes: vec![image.full_box()] }
+        ImageRequest::new(vec![image.full_box()])
+    }
+
+    /// The attribute box `i` hands over, if it has one.
+    pub fn attribute(&self, i: usize) -> Option<&AttributeOutput> {
+        self.attributes.get(i).and_then(Option::as_ref)
+    }
+
+    /// What box `i` hands over, from its migrated `values`: the values, or its attribute's over the levels
+    /// it keeps. Where the boxes of several parts are summed first (shards, ranks), the attribute is taken
+    /// of the sum.
+    pub fn handed_over(&self, i: usize, values: Vec<f32>) -> Vec<f32> {
+        match self.attribute(i) {
+            Some(a) => crate::attributes::compute(&values, self.boxes[i].s.len(), a),
+            None => values,
+        }
+    }
+
+    /// Values box `i` hands over: its values, or its attribute's over the levels it keeps.
+    pub fn output_len(&self, i: usize) -> usize {
+        let b = &self.boxes[i];
+        match self.attribute(i) {
+            Some(a) => a.len(b.il.len() * b.xl.len()),
+            None => b.len(),
+        }
     }
 
     /// Add the inline numbered `iline` (its header value).
@@ -55,7 +86,19 @@ impl ImageRequest {
             return Err(Error::Request("nothing was requested from the image".into()));
         }
         let [ni, nx, nz] = image.shape();
+        if self.attributes.len() > self.boxes.len() {
+            return Err(Error::Request(format!("{} attributes for {} boxes", self.attributes.len(), self.boxes.len())));
+        }
         for (n, b) in self.boxes.iter().enumerate() {
+            if let Some(a) = self.attribute(n).filter(|a| a.keep.is_empty() || a.keep.end > b.s.len()) {
+                return Err(Error::Request(format!(
+                    "request box {} keeps levels {:?} of its {} for its {}",
+                    n + 1,
+                    a.keep,
+                    b.s.len(),
+                    a.attribute.name()
+                )));
+            }
             if b.is_empty() || b.il.end > ni || b.xl.end > nx || b.s.end > nz {
                 return Err(Error::Request(format!(
                     "request box {} (il {:?}, xl {:?}, depth {:?}) is empty or outside the image of {ni} × {nx} × {nz}",

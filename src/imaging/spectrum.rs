@@ -1,14 +1,16 @@
 //! The spectrum layout and the transforms that fill it.
 //!
 //! The input goes in by chunks of inlines: each chunk is read, windowed, and every trace (contiguous in
-//! memory) is zero-padded and transformed with a real FFT; only the bins of the frequency band are kept,
-//! multiplied by `exp(−iω t0)` when the first sample is not at t = 0. The chunk is then transposed into the
-//! ω-major layout `[ω][il_pad][xl_pad]`, whose padding stays zero. When all chunks are in, a 2-D FFT per ω
-//! finishes the forward transform. Each ω plane is then an independent unit of work.
+//! memory) is zero-padded and transformed with a real FFT; only the bins of the share's frequencies are
+//! kept, multiplied by `exp(−iω t0)` when the first sample is not at t = 0. The chunk then goes into the
+//! store ([`super::store`]), frequency-major. Each band taken from the store is the ω-major layout
+//! `[ω][il_pad][xl_pad]`, whose padding is zero, and a 2-D FFT per ω finishes its forward transform. Each ω
+//! plane is then an independent unit of work.
 //!
 //! All transforms are unnormalised (rustfft's convention); [`super::Plan::image_scale`] holds the
 //! normalisation the imaging condition applies once.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,16 +20,20 @@ use realfft::{RealFftPlanner, RealToComplex};
 use rustfft::{Fft, FftPlanner};
 
 use super::formulas::angular_frequency;
+use super::store::HostStore;
 use super::Plan;
 use crate::context::RunContext;
 use crate::error::Result;
 use crate::volume::{VolumeReader, WriteMode};
 use crate::window;
 
-/// The wavefield in the ω-major layout: `n_omega` planes of `nk = il_pad · xl_pad` values.
+/// The wavefield of a band in the ω-major layout: planes of `nk = il_pad · xl_pad` values, plane `p` holding
+/// the plan's frequency `first + p` (see [`Plan::omega`]).
+#[derive(Clone, Default)]
 pub struct Spectrum {
     pub data: Vec<Complex32>,
     pub nk: usize,
+    pub first: usize,
 }
 
 impl Spectrum {
@@ -36,7 +42,7 @@ impl Spectrum {
     }
 }
 
-/// The time FFT of one trace, keeping the band.
+/// The time FFT of one trace, keeping some of the plan's frequencies.
 pub struct TraceTransform {
     r2c: Arc<dyn RealToComplex<f32>>,
     first: usize,
@@ -52,16 +58,18 @@ pub struct TraceScratch {
 }
 
 impl TraceTransform {
-    pub fn new(plan: &Plan) -> Self {
+    /// Keeping the plan's frequencies `frequencies` (indices into its band).
+    pub fn new(plan: &Plan, frequencies: Range<usize>) -> Self {
         let nt = plan.padded[2];
         let r2c = RealFftPlanner::<f32>::new().plan_fft_forward(nt);
-        let delay = (0..plan.n_omega())
+        let first = plan.band.first + frequencies.start;
+        let delay = (0..frequencies.len())
             .map(|iw| {
-                let phase = -angular_frequency(plan.band.first + iw, nt, plan.dt) * plan.t0;
+                let phase = -angular_frequency(first + iw, nt, plan.dt) * plan.t0;
                 Complex32::from_polar(1.0, phase as f32)
             })
             .collect();
-        TraceTransform { r2c, first: plan.band.first, delay }
+        TraceTransform { r2c, first, delay }
     }
 
     pub fn scratch(&self) -> TraceScratch {
@@ -145,12 +153,12 @@ impl Fft2 {
     }
 }
 
-/// Read `src` chunk by chunk, window it and transform it into the ω-major spectrum of `plan`.
-pub fn ingest(src: &dyn VolumeReader, plan: &Plan, ctx: &mut RunContext) -> Result<Spectrum> {
+/// Read `src` chunk by chunk, window it, transform it in time and put the plan's share of the frequencies
+/// into `store`.
+pub fn ingest(src: &dyn VolumeReader, plan: &Plan, store: &mut HostStore, ctx: &mut RunContext) -> Result<()> {
     let [ni, nx, nt] = plan.input.shape();
-    let (nw, nk, nx_pad) = (plan.n_omega(), plan.nk(), plan.padded[1]);
-    let mut spectrum = Spectrum { data: vec![Complex32::default(); nw * nk], nk };
-    let transform = TraceTransform::new(plan);
+    let nw = plan.frequencies.len();
+    let transform = TraceTransform::new(plan, plan.frequencies.clone());
     let mut chunk = vec![0.0f32; plan.ingest_inlines * nx * nt];
     let mut bands = vec![Complex32::default(); plan.ingest_inlines * nx * nw];
 
@@ -171,23 +179,22 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, ctx: &mut RunContext) -> Resu
         band.par_chunks_mut(nw)
             .zip(data.par_chunks(nt))
             .for_each_init(|| transform.scratch(), |s, (out, trace)| transform.forward(trace, s, out));
-        // Into the ω-major layout: plane iw, row il, column xl.
-        spectrum.planes_mut().enumerate().for_each(|(iw, plane)| {
-            for (t, row) in band.chunks(nw).enumerate() {
-                plane[(il0 + t / nx) * nx_pad + t % nx] = row[iw];
-            }
-        });
         ctx.stats.add("time-fft", t.elapsed(), 0);
+        let t = Instant::now();
+        store.put_chunk(il0, nx, plan.padded[1], nw, band)?;
+        ctx.stats.add("store", t.elapsed(), (band.len() * 8) as u64);
         ctx.progress.advance(il.len() as u64);
     }
     ctx.progress.finish();
     ctx.stats.nonfinite_samples += conditioner.check(src)?;
+    Ok(())
+}
 
+/// 2-D FFTs of every plane of a band's spectrum, finishing its forward transform.
+pub fn forward_planes(spectrum: &mut Spectrum, fft2: &Fft2, ctx: &mut RunContext) {
     let t = Instant::now();
-    let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
     spectrum.planes_mut().for_each_init(|| fft2.scratch(), |s, plane| fft2.forward(plane, s));
     ctx.stats.add("spatial-fft", t.elapsed(), 0);
-    Ok(spectrum)
 }
 
 #[cfg(test)]
@@ -201,6 +208,7 @@ mod tests {
     use crate::window::{LateralPad, WindowParams};
     use num_complex::Complex64;
     use std::f64::consts::TAU;
+    use std::path::Path;
 
     fn close(a: &[Complex32], b: &[Complex64], tol: f64) {
         let scale = b.iter().map(|x| x.norm()).fold(0.0, f64::max);
@@ -257,7 +265,10 @@ mod tests {
             let (plan, v) = small_plan(origin_ms);
             assert_eq!(plan.padded, [6, 4, 24]);
             let mut ctx = RunContext::new(&Silent, Default::default());
-            let s = ingest(&v, &plan, &mut ctx).unwrap();
+            let mut store = HostStore::new(&plan, crate::imaging::store::Place::Whole, Path::new("")).unwrap();
+            ingest(&v, &plan, &mut store, &mut ctx).unwrap();
+            let mut s = store.band(plan.frequencies.clone(), &plan, &mut ctx).unwrap();
+            forward_planes(&mut s, &Fft2::new([plan.padded[0], plan.padded[1]]), &mut ctx);
             let [pi, px, pt] = plan.padded;
             for iw in 0..plan.n_omega() {
                 let bin = plan.band.first + iw;

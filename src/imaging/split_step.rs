@@ -64,7 +64,7 @@ fn image_pixels(spectrum: &Spectrum, plan: &Plan, pixels: &[usize]) -> Vec<f32> 
         .fold(
             || vec![0.0f64; pixels.len()],
             |mut acc, (iw, plane)| {
-                let w = plan.weight(iw);
+                let w = plan.weight(spectrum.first + iw);
                 for (a, &p) in acc.iter_mut().zip(pixels) {
                     *a += w * plane[p].re as f64;
                 }
@@ -110,7 +110,7 @@ pub fn migrate(
         let pixels = asm.pixels(level);
         if !pixels.is_empty() {
             let values = image_pixels(spectrum, plan, &pixels);
-            asm.store(level, &values);
+            asm.add(level, &values);
         }
     };
     store(0, spectrum);
@@ -129,9 +129,13 @@ pub fn migrate(
                 }
             }
         }
+        let first = spectrum.first;
         spectrum.planes_mut().enumerate().for_each_init(
             || fft2.scratch(),
-            |s, (iw, plane)| step_plane(plane, plan.omega(iw), &k2, v_ref, dz, plan.dip_limit, &lens, fft2, s),
+            |s, (iw, plane)| {
+                let omega = plan.omega(first + iw);
+                step_plane(plane, omega, &k2, v_ref, dz, plan.dip_limit, &lens, fft2, s)
+            },
         );
         store(j + 1, spectrum);
         ctx.progress.advance(1);

@@ -86,6 +86,8 @@ pub fn migrate(
 ) -> Result<()> {
     let grid = plan.stolt.as_ref().expect("a Stolt plan has a kz grid");
     let (nk, nw) = (plan.nk(), plan.n_omega());
+    // Stolt takes the band whole (see Plan::restrict_to).
+    assert_eq!((spectrum.first, spectrum.data.len()), (0, nw * nk), "Stolt needs every frequency at once");
     let k2 = plan.k_squared();
     let freq = FrequencyGrid { first: plan.omega(0), step: if nw > 1 { plan.omega(1) - plan.omega(0) } else { 1.0 } };
     let centring: Vec<Complex64> =

@@ -35,21 +35,29 @@ pub fn open_regular(path: &Path) -> Result<File> {
 /// Read a whole text file of at most `limit` bytes (a job file), refusing anything that is not a regular
 /// file or is longer: the size is checked on the open file before anything is read.
 pub fn read_text(path: &Path, limit: u64) -> Result<String> {
+    let bytes = read_bounded(path, limit, "job file")?;
+    String::from_utf8(bytes).map_err(|_| {
+        Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not text (invalid UTF-8)"))
+    })
+}
+
+/// Read a whole file of at most `limit` bytes, `what` it is named in the error when it is longer ("job
+/// file", "velocity text file"); anything but a regular file is refused. The size is checked on the open
+/// file before anything is read, and a file that grows meanwhile still stops at the limit.
+pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
     use std::io::Read;
     let file = open_regular(path)?;
     let len = file.metadata().at(path)?.len();
+    let too_large = |message: String| Error::io(path, std::io::Error::new(std::io::ErrorKind::FileTooLarge, message));
     if len > limit {
-        let message = format!("{len} bytes, larger than any job file ({} at most)", human_bytes(limit));
-        return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::FileTooLarge, message)));
+        return Err(too_large(format!("{len} bytes, larger than any {what} ({} at most)", human_bytes(limit))));
     }
-    let mut text = String::with_capacity(len as usize);
-    // A file that grows while it is read still stops at the limit.
-    file.take(limit + 1).read_to_string(&mut text).at(path)?;
-    if text.len() as u64 > limit {
-        let message = format!("it grew past {} while it was read", human_bytes(limit));
-        return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::FileTooLarge, message)));
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(limit + 1).read_to_end(&mut bytes).at(path)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(format!("it grew past {} while it was read", human_bytes(limit))));
     }
-    Ok(text)
+    Ok(bytes)
 }
 
 fn not_regular(path: &Path, meta: &Metadata) -> Error {
@@ -120,6 +128,44 @@ pub fn replaced_input<'a>(output: &Path, inputs: &[(&'a str, &'a Path)]) -> Opti
     inputs.iter().copied().find(|(_, input)| FileId::of_path(input) == Some(entry))
 }
 
+/// Why `dir` is not a folder private to the user running seisimage, if it is not: it must be a folder of
+/// theirs that nobody else may write in. A folder others can write in may hold what they put there (a
+/// program for the GPU, an address to connect to), and a file there may be swapped at any time.
+pub fn not_private(dir: &Path) -> Option<String> {
+    let meta = match std::fs::metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) => return Some(format!("{}: {e}", dir.display())),
+    };
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !meta.is_dir() {
+        Some(format!("{} is not a folder", dir.display()))
+    } else if meta.uid() != me {
+        Some(format!("{} belongs to another user (uid {})", dir.display(), meta.uid()))
+    } else if meta.mode() & 0o022 != 0 {
+        Some(format!("{} is writable by others (mode {:o})", dir.display(), meta.mode() & 0o777))
+    } else {
+        None
+    }
+}
+
+/// Make `dir` (with the folders above it) a folder private to this user, mode 0700, or check that the
+/// folder there is one (see [`not_private`]).
+pub fn private_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).at(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(Error::io(dir, e)),
+        _ => {}
+    }
+    match not_private(dir) {
+        Some(why) => Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::PermissionDenied, why))),
+        None => Ok(()),
+    }
+}
+
 /// Text from a file, cut to at most `max` characters for a message (with how long it was), and with
 /// control characters shown as escapes: what a file says is quoted, never trusted to be short or printable.
 pub fn quoted(text: &str, max: usize) -> String {
@@ -177,6 +223,32 @@ mod tests {
         assert!(e.contains("it is a folder"), "{e}");
         let e = open_regular(Path::new("/dev/null")).unwrap_err().to_string();
         assert!(e.starts_with("/dev/null: it is a character device"), "{e}");
+        // a FIFO without a writer is refused at once, not waited on
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_bounded(&fifo, 100, "table").unwrap_err().to_string();
+        assert!(e.contains("it is a FIFO"), "{e}");
+        let e = read_bounded(&file, 4, "velocity text file").unwrap_err().to_string();
+        assert!(e.contains("larger than any velocity text file (4 bytes at most)"), "{e}");
+    }
+
+    #[test]
+    fn private_folders_are_made_private_and_others_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let made = dir.path().join("a").join("b");
+        private_dir(&made).unwrap();
+        assert_eq!(std::fs::metadata(&made).unwrap().permissions().mode() & 0o077, 0);
+        private_dir(&made).unwrap();
+        std::fs::set_permissions(&made, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = private_dir(&made).unwrap_err().to_string();
+        assert!(e.contains("writable by others"), "{e}");
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"").unwrap();
+        assert!(not_private(&file).unwrap().contains("not a folder"));
+        assert!(not_private(&dir.path().join("none")).is_some());
     }
 
     #[test]

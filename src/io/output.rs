@@ -62,10 +62,21 @@ impl TempOutput {
         &self.final_path
     }
 
+    /// The temporary file again, for reading and writing (to complete what a writer left, such as headers
+    /// copied from an input): never through a link, and only if it is the file created.
+    pub fn reopen_for_update(&self) -> Result<File> {
+        self.reopen_with(true).at(&self.final_path)
+    }
+
     /// The temporary file again, for reading: never through a link, and only if it is the file created.
     fn reopen(&self) -> std::io::Result<File> {
+        self.reopen_with(false)
+    }
+
+    fn reopen_with(&self, write: bool) -> std::io::Result<File> {
         let file = std::fs::OpenOptions::new()
             .read(true)
+            .write(write)
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(&self.temp_path)?;
         if FileId::of(&file.metadata()?) != self.id {
@@ -187,12 +198,6 @@ fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
     aside.keep().map_err(|e| e.error)
 }
 
-/// Prove that a file can be created in `dir`: one is created there exclusively, under a random hidden
-/// name, and removed at once.
-pub fn probe_writable(dir: &Path) -> std::io::Result<()> {
-    tempfile::Builder::new().prefix(".seisimage-write-test-").tempfile_in(dir).map(drop)
-}
-
 /// Remove the hidden files that runs of seisimage on this host left in `dir` when they were killed
 /// (SIGKILL, a crash, a power cut, a folder made read-only before they could clean up): files named
 /// `.NAME.partial-PID-HOST-RANDOM` or `.NAME.replaced-PID-HOST-RANDOM` whose host is this one and whose
@@ -226,16 +231,49 @@ pub fn remove_stale(dir: &Path) -> usize {
     removed
 }
 
+/// A hidden name of seisimage's, taken apart: `.NAME.TAG-PID-HOST-RANDOM`, a file being written under
+/// the name NAME or one moved aside from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HiddenName<'a> {
+    /// The name the file is written for (or was moved aside from).
+    pub target: &'a str,
+    pub pid: i32,
+    /// The tag of the host whose process made it; `None` for the shorter names of earlier versions of
+    /// seisimage, `.NAME.TAG-PID-N`, which do not say.
+    pub host: Option<&'a str>,
+}
+
+/// `name` taken apart, if it is a hidden name seisimage gives a file while it writes it or when it moves
+/// it aside (see [`HiddenName`]): the one definition of those names, for the clean-up of debris here and
+/// for `output.existing = "clean"`.
+pub fn hidden_name(name: &str) -> Option<HiddenName<'_>> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let rest = name.strip_prefix('.')?;
+    let (rest, last) = rest.rsplit_once('-')?;
+    let (rest, before) = rest.rsplit_once('-')?;
+    let (rest, pid, host) = match rest.rsplit_once('-') {
+        // `.NAME.TAG-PID-HOST-RANDOM`
+        Some((rest, pid))
+            if digits(pid)
+                && before.len() == 8
+                && before.bytes().all(|b| b.is_ascii_hexdigit())
+                && last.len() >= RANDOM_CHARS
+                && last.bytes().all(|b| b.is_ascii_alphanumeric()) =>
+        {
+            (rest, pid, Some(before))
+        }
+        // `.NAME.TAG-PID-N`
+        _ if digits(before) && digits(last) => (rest, before, None),
+        _ => return None,
+    };
+    let target = [PARTIAL, REPLACED].iter().find_map(|tag| rest.strip_suffix(tag)?.strip_suffix('.'))?;
+    let pid: i32 = pid.parse().ok().filter(|&p| p > 0)?;
+    (!target.is_empty()).then_some(HiddenName { target, pid, host })
+}
+
 /// The process id in a hidden name of this host (`.NAME.partial-PID-HOST-RANDOM`), if `name` is one.
 fn stale_pid(name: &str, host: &str) -> Option<i32> {
-    let rest = name.strip_prefix('.')?;
-    let (random, rest) = rest.rsplit_once('-').map(|(r, x)| (x, r))?;
-    let (rest, tag_host) = rest.rsplit_once('-')?;
-    let (rest, pid) = rest.rsplit_once('-')?;
-    let tagged = rest.ends_with(&format!(".{PARTIAL}")) || rest.ends_with(&format!(".{REPLACED}"));
-    let pid: i32 = pid.parse().ok()?;
-    let plausible = random.len() >= RANDOM_CHARS && random.chars().all(|c| c.is_ascii_alphanumeric());
-    (tagged && tag_host == host && plausible && pid > 0).then_some(pid)
+    hidden_name(name).filter(|h| h.host == Some(host)).map(|h| h.pid)
 }
 
 /// Whether process `pid` runs on this host (a process of another user counts as running).
@@ -653,6 +691,16 @@ mod tests {
             assert_eq!(stale_pid(&name(other), &host), None, "{other}");
         }
         assert!(process_runs(std::process::id() as i32));
+        // every name this module gives a file is one
+        let (out, _) = TempOutput::create(std::env::temp_dir().join("x-y.h5")).unwrap();
+        let name = out.path().file_name().unwrap().to_str().unwrap();
+        let h = hidden_name(name).unwrap();
+        assert_eq!((h.target, h.pid, h.host), ("x-y.h5", std::process::id() as i32, Some(host.as_str())));
+        assert_eq!(
+            hidden_name(".inline_3.png.partial-4242-7"),
+            Some(HiddenName { target: "inline_3.png", pid: 4242, host: None }),
+            "the names of earlier versions say no host"
+        );
     }
 
     #[test]

@@ -1,13 +1,15 @@
-//! An RGB raster to draw on: filled rectangles, copies of other rasters, and text in the built-in font.
+//! An RGB raster to draw on: filled rectangles, lines, copies of other rasters, and anti-aliased text.
 
 use rayon::prelude::*;
 
-use super::font::{self, ADVANCE, GLYPH_HEIGHT, GLYPH_WIDTH};
+use super::text::{self, Label, COVERAGE_LEVELS};
 
 pub(crate) type Rgb = [u8; 3];
 
 pub(crate) const WHITE: Rgb = [255, 255, 255];
 pub(crate) const BLACK: Rgb = [0, 0, 0];
+/// Secondary text: notes and the provenance footer.
+pub(crate) const GREY: Rgb = [80, 80, 80];
 
 /// Which way text runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +41,12 @@ impl Canvas {
         Canvas { width, height, rgb }
     }
 
+    #[cfg(test)]
+    pub fn pixel(&self, x: usize, y: usize) -> Rgb {
+        let i = (y * self.width + x) * 3;
+        [self.rgb[i], self.rgb[i + 1], self.rgb[i + 2]]
+    }
+
     /// Fill `w × h` pixels from `(x, y)`; whatever falls outside the canvas is dropped.
     pub fn fill_rect(&mut self, x: i64, y: i64, w: i64, h: i64, colour: Rgb) {
         let x0 = x.clamp(0, self.width as i64) as usize;
@@ -48,6 +56,38 @@ impl Canvas {
         for row in y0..y1 {
             let line = &mut self.rgb[(row * self.width + x0) * 3..(row * self.width + x1) * 3];
             line.chunks_exact_mut(3).for_each(|px| px.copy_from_slice(&colour));
+        }
+    }
+
+    /// Mix `colour` into pixel `(x, y)` by `level` of `COVERAGE_LEVELS - 1`; outside the canvas, nothing.
+    fn blend(&mut self, x: i64, y: i64, colour: Rgb, level: u8) {
+        if level == 0 || x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
+            return;
+        }
+        let i = (y as usize * self.width + x as usize) * 3;
+        let top = u32::from(COVERAGE_LEVELS - 1);
+        let a = u32::from(level.min(COVERAGE_LEVELS - 1));
+        for (px, c) in self.rgb[i..i + 3].iter_mut().zip(colour) {
+            let under = u32::from(*px);
+            *px = ((under * (top - a) + u32::from(c) * a + top / 2) / top) as u8;
+        }
+    }
+
+    /// A straight line `width` pixels thick from `(x0, y0)` to `(x1, y1)` (pixel centres), drawn as a run
+    /// of square dots: for arrows and scale bars, where a pixel of ragged edge does not matter.
+    pub fn line(&mut self, (x0, y0): (f64, f64), (x1, y1): (f64, f64), width: usize, colour: Rgb) {
+        let steps = (x1 - x0).abs().max((y1 - y0).abs()).ceil().max(1.0) as usize;
+        let half = width as f64 / 2.0;
+        for s in 0..=steps {
+            let t = s as f64 / steps as f64;
+            let (x, y) = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
+            self.fill_rect(
+                (x - half + 0.5).floor() as i64,
+                (y - half + 0.5).floor() as i64,
+                width as i64,
+                width as i64,
+                colour,
+            );
         }
     }
 
@@ -61,101 +101,78 @@ impl Canvas {
         }
     }
 
-    /// Draw `text` with each font pixel as a `scale × scale` block. `(x, y)` is the top-left corner of the
-    /// box [`text_extent`] gives (for [`Direction::Up`] that box is turned: `across` wide, `along` high).
-    pub fn text(&mut self, x: i64, y: i64, text: &str, scale: usize, colour: Rgb, direction: Direction) {
-        let s = scale as i64;
-        let along = text_extent(text, scale).0 as i64;
-        for (k, c) in text.chars().enumerate() {
-            for (row, bits) in font::glyph(c).iter().enumerate() {
-                for col in 0..GLYPH_WIDTH {
-                    if bits & (1 << (GLYPH_WIDTH - 1 - col)) == 0 {
-                        continue;
-                    }
-                    // Position of this font pixel in the unturned text box, in font pixels.
-                    let (u, v) = ((k * ADVANCE + col) as i64, row as i64);
-                    match direction {
-                        Direction::Across => self.fill_rect(x + u * s, y + v * s, s, s, colour),
-                        Direction::Up => self.fill_rect(x + v * s, y + along - (u + 1) * s, s, s, colour),
-                    }
+    /// Draw a rasterised label with its box's top-left corner at `(x, y)` (for [`Direction::Up`] the box is
+    /// turned: `label.height` wide, `label.width` high).
+    pub fn label(&mut self, x: i64, y: i64, label: &Label, colour: Rgb, direction: Direction) {
+        for v in 0..label.height {
+            for u in 0..label.width {
+                let level = label.coverage[v * label.width + u];
+                match direction {
+                    Direction::Across => self.blend(x + u as i64, y + v as i64, colour, level),
+                    Direction::Up => self.blend(x + v as i64, y + (label.width - 1 - u) as i64, colour, level),
                 }
             }
         }
     }
-}
 
-/// Size of the box `text` occupies at `scale`: (along the writing direction, across it).
-pub(crate) fn text_extent(text: &str, scale: usize) -> (usize, usize) {
-    let n = text.chars().count();
-    ((n * ADVANCE).saturating_sub(ADVANCE - GLYPH_WIDTH) * scale, GLYPH_HEIGHT * scale)
+    /// Draw `text` at `size` pixels with its box's top-left corner at `(x, y)`; see [`Canvas::label`].
+    pub fn text(&mut self, x: i64, y: i64, text: &str, size: f32, colour: Rgb, direction: Direction) {
+        self.label(x, y, &text::rasterise(text, size), colour, direction);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn pixel(c: &Canvas, x: usize, y: usize) -> Rgb {
-        let i = (y * c.width + x) * 3;
-        [c.rgb[i], c.rgb[i + 1], c.rgb[i + 2]]
-    }
-
     /// The inked pixels of a canvas, as (x, y).
     fn ink(c: &Canvas) -> Vec<(usize, usize)> {
-        (0..c.height)
-            .flat_map(|y| (0..c.width).map(move |x| (x, y)))
-            .filter(|&(x, y)| pixel(c, x, y) != WHITE)
-            .collect()
+        (0..c.height).flat_map(|y| (0..c.width).map(move |x| (x, y))).filter(|&(x, y)| c.pixel(x, y) != WHITE).collect()
     }
 
     #[test]
-    fn each_glyph_draws_inside_its_scaled_cell() {
-        let scale = 3;
-        for code in b'!'..=b'~' {
-            let c = char::from(code);
-            let mut canvas = Canvas::new(40, 50, WHITE);
-            canvas.text(7, 5, &c.to_string(), scale, BLACK, Direction::Across);
-            let inked = ink(&canvas);
-            let lit_bits: u32 = font::glyph(c).iter().map(|r| r.count_ones()).sum();
-            assert_eq!(inked.len() as u32, lit_bits * (scale * scale) as u32, "{c:?}");
-            for (x, y) in inked {
-                assert!(
-                    (7..7 + GLYPH_WIDTH * scale).contains(&x) && (5..5 + GLYPH_HEIGHT * scale).contains(&y),
-                    "{c:?}"
-                );
-            }
+    fn text_is_drawn_inside_its_box_with_grey_edges() {
+        let size = 20.0;
+        let label = text::rasterise("Ag°", size);
+        let mut canvas = Canvas::new(label.width + 20, label.height + 20, WHITE);
+        canvas.label(10, 10, &label, BLACK, Direction::Across);
+        let inked = ink(&canvas);
+        assert!(!inked.is_empty());
+        for (x, y) in &inked {
+            assert!((10..10 + label.width).contains(x) && (10..10 + label.height).contains(y), "({x}, {y})");
         }
+        let greys = inked.iter().filter(|&&(x, y)| canvas.pixel(x, y)[0] > 0).count();
+        assert!(greys > 0 && greys < inked.len(), "anti-aliased edges and solid cores");
     }
 
     #[test]
     fn upward_text_is_the_across_text_turned_anticlockwise() {
-        let text = "depth (m)";
-        let (along, across) = text_extent(text, 2);
+        let label = text::rasterise("depth (m)", 16.0);
+        let (along, across) = (label.width, label.height);
         let mut flat = Canvas::new(along, across, WHITE);
-        flat.text(0, 0, text, 2, BLACK, Direction::Across);
+        flat.label(0, 0, &label, BLACK, Direction::Across);
         let mut up = Canvas::new(across, along, WHITE);
-        up.text(0, 0, text, 2, BLACK, Direction::Up);
+        up.label(0, 0, &label, BLACK, Direction::Up);
         for y in 0..across {
             for x in 0..along {
                 // Turning anticlockwise sends (x, y) to (y, along - 1 - x).
-                assert_eq!(pixel(&flat, x, y), pixel(&up, y, along - 1 - x), "({x}, {y})");
+                assert_eq!(flat.pixel(x, y), up.pixel(y, along - 1 - x), "({x}, {y})");
             }
         }
         assert!(!ink(&flat).is_empty());
     }
 
     #[test]
-    fn text_extent_has_no_trailing_gap() {
-        assert_eq!(text_extent("", 2), (0, 18));
-        assert_eq!(text_extent("a", 1), (5, 9));
-        assert_eq!(text_extent("100", 2), (2 * (3 * 6 - 1), 18));
-    }
-
-    #[test]
-    fn rectangles_are_clipped_to_the_canvas() {
+    fn rectangles_and_lines_are_clipped_to_the_canvas() {
         let mut c = Canvas::new(4, 3, WHITE);
         c.fill_rect(-2, 1, 4, 10, BLACK);
         assert_eq!(ink(&c), vec![(0, 1), (1, 1), (0, 2), (1, 2)]);
         c.fill_rect(10, 10, 5, 5, BLACK);
         assert_eq!(ink(&c).len(), 4);
+        let mut l = Canvas::new(10, 10, WHITE);
+        l.line((0.0, 0.0), (9.0, 9.0), 1, BLACK);
+        assert_eq!(ink(&l), (0..10).map(|i| (i, i)).collect::<Vec<_>>());
+        l.line((-5.0, 20.0), (30.0, 20.0), 3, BLACK);
+        assert_eq!(ink(&l).len(), 10);
     }
 }

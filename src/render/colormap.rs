@@ -1,5 +1,7 @@
-//! Colour maps for signed amplitudes: small piecewise-linear tables from the negative clip (t = 0) through
-//! zero (t = 0.5) to the positive clip (t = 1).
+//! Colour maps: small piecewise-linear tables over `t` in `[0, 1]`. The diverging maps (`seismic`, `gray`,
+//! `binary`) put the negative clip at 0, zero at 0.5 and the positive clip at 1; `heat` is sequential
+//! (zero to the clip, for envelopes and frequencies); `phase` is cyclic (its two ends are one colour, for
+//! angles from −180° to 180°).
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +21,11 @@ pub enum Colormap {
     Gray,
     /// White (negative) through mid-gray to black (positive): peaks black, as on paper sections.
     Binary,
+    /// Sequential, white through yellow and red to dark brown: for values from zero up (envelope,
+    /// frequency).
+    Heat,
+    /// Cyclic, for angles: blue at ±180°, white at −90°, red at 0°, near-black at 90°.
+    Phase,
 }
 
 /// One control point of a map: position in `[0, 1]` and colour there.
@@ -28,12 +35,22 @@ const SEISMIC: &[Stop] =
     &[(0.0, [0, 0, 96]), (0.25, [0, 48, 224]), (0.5, [255, 255, 255]), (0.75, [224, 24, 0]), (1.0, [112, 0, 0])];
 const GRAY: &[Stop] = &[(0.0, [0, 0, 0]), (1.0, [255, 255, 255])];
 const BINARY: &[Stop] = &[(0.0, [255, 255, 255]), (1.0, [0, 0, 0])];
+const HEAT: &[Stop] = &[
+    (0.0, [255, 255, 255]),
+    (0.25, [252, 226, 120]),
+    (0.5, [245, 140, 40]),
+    (0.75, [196, 30, 30]),
+    (1.0, [70, 10, 20]),
+];
+const PHASE: &[Stop] =
+    &[(0.0, [20, 70, 200]), (0.25, [245, 245, 245]), (0.5, [200, 30, 20]), (0.75, [30, 30, 30]), (1.0, [20, 70, 200])];
 
 /// The colour of samples that hold no number (NaN or infinite): a muted green that none of the maps uses.
 pub const NO_DATA: [u8; 3] = [104, 168, 104];
 
 impl Colormap {
-    pub const ALL: [Colormap; 3] = [Colormap::Seismic, Colormap::Gray, Colormap::Binary];
+    pub const ALL: [Colormap; 5] =
+        [Colormap::Seismic, Colormap::Gray, Colormap::Binary, Colormap::Heat, Colormap::Phase];
 
     /// The name used in job files, on the command line and in sidecars.
     pub fn name(self) -> &'static str {
@@ -41,6 +58,8 @@ impl Colormap {
             Colormap::Seismic => "seismic",
             Colormap::Gray => "gray",
             Colormap::Binary => "binary",
+            Colormap::Heat => "heat",
+            Colormap::Phase => "phase",
         }
     }
 
@@ -50,6 +69,8 @@ impl Colormap {
             Colormap::Seismic => "positive red, zero white, negative blue",
             Colormap::Gray => "positive white, zero mid-gray, negative black",
             Colormap::Binary => "positive black, zero mid-gray, negative white",
+            Colormap::Heat => "zero white, then yellow and red to dark brown at the top of the scale",
+            Colormap::Phase => "0° red, 90° black, ±180° blue, -90° white",
         }
     }
 
@@ -58,6 +79,8 @@ impl Colormap {
             Colormap::Seismic => SEISMIC,
             Colormap::Gray => GRAY,
             Colormap::Binary => BINARY,
+            Colormap::Heat => HEAT,
+            Colormap::Phase => PHASE,
         }
     }
 
@@ -85,37 +108,48 @@ impl Colormap {
     }
 }
 
-/// A colour map sampled for one clip: [`Colormap::amplitude`] looked up in a table instead of computed, for
-/// the hundreds of thousands of pixels of a picture. The table holds the map at `PALETTE_STEPS + 1` evenly
-/// spaced positions, so a pixel's colour is the exact one of an amplitude at most `clip / PALETTE_STEPS`
-/// away: within one level of 255 in every channel, and exact at zero, at the clip and at every stop of the
-/// maps (which all lie on multiples of 1/4).
+/// A colour map sampled for one value range: [`Colormap::at`] at [`LEVELS`] evenly spaced positions, looked
+/// up instead of computed for the hundreds of thousands of pixels of a picture. Every value takes the colour
+/// of the nearest level, so a picture holds at most `LEVELS` colours of its map (which lets small pictures
+/// be written as palette PNGs) and never shows a step finer than the eye can tell: a level is 1/224 of the
+/// range. Zero (the middle of a symmetric range), the ends and every stop of the maps (multiples of 1/4)
+/// are levels themselves, so they are drawn exactly.
 pub struct Palette {
     colours: Vec<[u8; 3]>,
-    /// Table positions per unit of amplitude.
+    lo: f32,
+    /// Levels per unit of value.
     scale: f32,
 }
 
-/// Intervals of the palette table.
-pub const PALETTE_STEPS: usize = 4096;
+/// Colours of a palette: 224 steps.
+pub const LEVELS: usize = 225;
 
 impl Colormap {
-    /// This map under a symmetric clip, tabulated (see [`Palette`]).
+    /// This map with `-clip` at its start and `clip` at its end (see [`Palette`]).
     pub fn palette(self, clip: f32) -> Palette {
-        let colours = (0..=PALETTE_STEPS).map(|i| self.at(i as f32 / PALETTE_STEPS as f32)).collect();
-        // A zero clip draws everything in the mid colour, as `amplitude` does.
-        let scale = if clip > 0.0 { 0.5 * PALETTE_STEPS as f32 / clip } else { 0.0 };
-        Palette { colours, scale }
+        self.palette_over(-clip, clip)
+    }
+
+    /// This map with `lo` at its start and `hi` at its end; an empty range draws every value in the map's
+    /// middle colour, as [`Colormap::amplitude`] does for a zero clip.
+    pub fn palette_over(self, lo: f32, hi: f32) -> Palette {
+        if hi > lo {
+            let colours = (0..LEVELS).map(|i| self.at(i as f32 / (LEVELS - 1) as f32)).collect();
+            Palette { colours, lo, scale: (LEVELS - 1) as f32 / (hi - lo) }
+        } else {
+            Palette { colours: vec![self.at(0.5)], lo, scale: 0.0 }
+        }
     }
 }
 
 impl Palette {
-    /// The colour of `value`, as [`Colormap::amplitude`] gives it to within the table's step.
+    /// The colour of `value`: that of the nearest level, the ends beyond the range, [`NO_DATA`] for NaN
+    /// and infinities.
     pub fn colour(&self, value: f32) -> [u8; 3] {
         if !value.is_finite() {
             return NO_DATA;
         }
-        let position = (value * self.scale + 0.5 * PALETTE_STEPS as f32).clamp(0.0, PALETTE_STEPS as f32);
+        let position = ((value - self.lo) * self.scale).clamp(0.0, (self.colours.len() - 1) as f32);
         self.colours[(position + 0.5) as usize]
     }
 }
@@ -148,7 +182,7 @@ mod tests {
     }
 
     #[test]
-    fn the_palette_gives_the_colour_of_each_amplitude_to_within_one_level() {
+    fn the_palette_gives_the_colour_of_the_nearest_level() {
         for map in Colormap::ALL {
             for clip in [1.0f32, 0.37, 2.5e4] {
                 let palette = map.palette(clip);
@@ -159,16 +193,30 @@ mod tests {
                 for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
                     assert_eq!(palette.colour(v), NO_DATA);
                 }
-                let mut worst = 0;
+                let mut seen = std::collections::HashSet::new();
                 for i in 0..=20_000 {
-                    let v = clip * (i as f32 / 10_000.0 - 1.0) * 1.0001;
-                    let (a, b) = (palette.colour(v), map.amplitude(v, clip));
-                    worst = worst.max((0..3).map(|k| a[k].abs_diff(b[k])).max().unwrap());
+                    let v = clip * (i as f32 / 10_000.0 - 1.0);
+                    let level = ((v / clip + 1.0) / 2.0 * (LEVELS - 1) as f32).round() / (LEVELS - 1) as f32;
+                    assert_eq!(palette.colour(v), map.at(level), "{map:?} clip {clip}: {v}");
+                    seen.insert(palette.colour(v));
                 }
-                assert!(worst <= 1, "{map:?} clip {clip}: a channel differs by {worst}");
+                assert!(seen.len() <= LEVELS);
             }
             assert!(map.palette(0.0).colour(5.0) == map.at(0.5), "a zero clip draws the mid colour");
         }
+        // A one-sided range: zero at the start, the top at the end.
+        let heat = Colormap::Heat.palette_over(0.0, 8.0);
+        assert_eq!(heat.colour(0.0), [255, 255, 255]);
+        assert_eq!(heat.colour(8.0), Colormap::Heat.at(1.0));
+        assert_eq!(heat.colour(4.0), Colormap::Heat.at(0.5));
+    }
+
+    #[test]
+    fn the_phase_map_is_cyclic() {
+        assert_eq!(Colormap::Phase.at(0.0), Colormap::Phase.at(1.0));
+        let p = Colormap::Phase.palette_over(-180.0, 180.0);
+        assert_eq!(p.colour(-180.0), p.colour(180.0));
+        assert_eq!(p.colour(0.0), [200, 30, 20]);
     }
 
     #[test]

@@ -1,6 +1,11 @@
-//! The drawn picture as a PNG file, written by the `png` crate: 8-bit RGB, every row filtered with Sub,
-//! deflated by fdeflate's fast compressor, with a `Software` tEXt chunk and, where the picture has one, a
-//! `Title` iTXt chunk.
+//! The drawn picture as a PNG file, written by the `png` crate, with a `Software` tEXt chunk and, where the
+//! picture has one, a `Title` iTXt chunk.
+//!
+//! A picture of at most 256 colours (a colour map holds 225, the lettering 16 greys: most pictures but
+//! those of several colour maps, or of text over colours) is written as a palette PNG: one byte a pixel
+//! instead of three, rows unfiltered (filters predict neighbouring values, which palette indices are not),
+//! so a small slice drawn as cells makes a file of a few kilobytes. Other pictures are 8-bit RGB, every
+//! row filtered with Sub and deflated by fdeflate's fast compressor, for the reasons below.
 //!
 //! Why these settings, and why the `png` crate's own encoder rather than the one seisimage had before (it
 //! cut the filtered rows into bands of about 150 KiB and deflated them on the rayon pool at zlib-rs level
@@ -32,11 +37,17 @@
 
 use std::io::{self, Write};
 
-/// Write an 8-bit RGB picture (`rgb.len() == 3 · width · height`, rows top to bottom) as a PNG to `w`, with
-/// a `Software` tEXt chunk naming this seisimage and, if given, a `Title` iTXt chunk.
-///
-/// A wrong size is refused before anything is written.
-pub fn write_rgb_png<W: Write>(w: W, width: u32, height: u32, rgb: &[u8], title: Option<&str>) -> io::Result<()> {
+/// Write an 8-bit RGB picture as a PNG to `w`: a palette PNG when it has at most 256 colours, else RGB
+/// (see [`write_rgb_png`]).
+pub fn write_png<W: Write>(w: W, width: u32, height: u32, rgb: &[u8], title: Option<&str>) -> io::Result<()> {
+    check_size(width, height, rgb)?;
+    match palette_of(rgb) {
+        Some((palette, indices)) => write_indexed_png(w, width, height, &palette, &indices, title),
+        None => write_rgb_png(w, width, height, rgb, title),
+    }
+}
+
+fn check_size(width: u32, height: u32, rgb: &[u8]) -> io::Result<()> {
     let expected = (width as usize).checked_mul(height as usize).and_then(|n| n.checked_mul(3));
     if width == 0 || height == 0 || expected != Some(rgb.len()) {
         return Err(io::Error::new(
@@ -44,6 +55,77 @@ pub fn write_rgb_png<W: Write>(w: W, width: u32, height: u32, rgb: &[u8], title:
             format!("{} bytes are not an RGB picture of {width} × {height} pixels", rgb.len()),
         ));
     }
+    Ok(())
+}
+
+/// The colours of `rgb` (sorted, three bytes each) and each pixel's index among them, if there are at most
+/// 256.
+fn palette_of(rgb: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let key = |px: &[u8]| (u32::from(px[0]) << 16) | (u32::from(px[1]) << 8) | u32::from(px[2]);
+    // One bit per possible colour: 2 MiB, cheaper than hashing every pixel.
+    let mut seen = vec![0u64; 1 << 18];
+    let mut colours = Vec::new();
+    let mut last = u32::MAX;
+    for px in rgb.chunks_exact(3) {
+        let k = key(px);
+        if k == last {
+            continue;
+        }
+        last = k;
+        let (word, bit) = ((k >> 6) as usize, k & 63);
+        if seen[word] & (1 << bit) == 0 {
+            seen[word] |= 1 << bit;
+            colours.push(k);
+            if colours.len() > 256 {
+                return None;
+            }
+        }
+    }
+    colours.sort_unstable();
+    let mut indices = Vec::with_capacity(rgb.len() / 3);
+    let (mut last, mut index) = (u32::MAX, 0u8);
+    for px in rgb.chunks_exact(3) {
+        let k = key(px);
+        if k != last {
+            index = colours.binary_search(&k).expect("every colour was collected") as u8;
+            last = k;
+        }
+        indices.push(index);
+    }
+    let palette = colours.iter().flat_map(|k| [(k >> 16) as u8, (k >> 8) as u8, *k as u8]).collect();
+    Some((palette, indices))
+}
+
+fn write_indexed_png<W: Write>(
+    w: W,
+    width: u32,
+    height: u32,
+    palette: &[u8],
+    indices: &[u8],
+    title: Option<&str>,
+) -> io::Result<()> {
+    let mut encoder = png::Encoder::new(io::BufWriter::with_capacity(64 * 1024, w), width, height);
+    encoder.set_color(png::ColorType::Indexed);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_palette(palette);
+    encoder.set_filter(png::Filter::NoFilter);
+    encoder.set_deflate_compression(png::DeflateCompression::Level(6));
+    encoder.add_text_chunk("Software".into(), super::software())?;
+    if let Some(title) = title {
+        encoder.add_itxt_chunk("Title".into(), title.into())?;
+    }
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(indices)?;
+    writer.finish()?;
+    Ok(())
+}
+
+/// Write an 8-bit RGB picture (`rgb.len() == 3 · width · height`, rows top to bottom) as a PNG to `w`, with
+/// a `Software` tEXt chunk naming this seisimage and, if given, a `Title` iTXt chunk.
+///
+/// A wrong size is refused before anything is written.
+pub fn write_rgb_png<W: Write>(w: W, width: u32, height: u32, rgb: &[u8], title: Option<&str>) -> io::Result<()> {
+    check_size(width, height, rgb)?;
     // The crate writes each chunk's length, type, data and CRC separately.
     let mut encoder = png::Encoder::new(io::BufWriter::with_capacity(64 * 1024, w), width, height);
     encoder.set_color(png::ColorType::Rgb);
@@ -58,4 +140,42 @@ pub fn write_rgb_png<W: Write>(w: W, width: u32, height: u32, rgb: &[u8], title:
     writer.write_image_data(rgb)?;
     writer.finish()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(bytes: &[u8]) -> (png::ColorType, Vec<u8>) {
+        let mut decoder = png::Decoder::new(io::Cursor::new(bytes));
+        decoder.set_transformations(png::Transformations::EXPAND);
+        let mut reader = decoder.read_info().unwrap();
+        let colour = reader.info().color_type;
+        let mut out = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut out).unwrap();
+        out.truncate(info.buffer_size());
+        (colour, out)
+    }
+
+    #[test]
+    fn few_colours_make_a_palette_png_that_decodes_to_the_same_pixels() {
+        let (w, h) = (97u32, 61u32);
+        let rgb: Vec<u8> = (0..w * h).flat_map(|i| [(i % 7 * 30) as u8, (i / w % 5 * 50) as u8, 9]).collect();
+        let mut bytes = Vec::new();
+        write_png(&mut bytes, w, h, &rgb, Some("t")).unwrap();
+        let (colour, back) = decode(&bytes);
+        assert_eq!(colour, png::ColorType::Indexed);
+        assert_eq!(back, rgb);
+    }
+
+    #[test]
+    fn many_colours_stay_rgb() {
+        let (w, h) = (40u32, 30u32);
+        let rgb: Vec<u8> = (0..w * h).flat_map(|i| [(i % 256) as u8, (i / 256) as u8, 7]).collect();
+        let mut bytes = Vec::new();
+        write_png(&mut bytes, w, h, &rgb, None).unwrap();
+        let (colour, back) = decode(&bytes);
+        assert_eq!(colour, png::ColorType::Rgb);
+        assert_eq!(back, rgb);
+    }
 }

@@ -3,16 +3,49 @@
 //! Size: a pixel covers the same distance across and down (times the vertical exaggeration), the finer axis
 //! gets at least one pixel per sample, the image is enlarged to `min_width` and shrunk to `max_pixels`.
 //!
-//! Values: each sample is a cell whose centre carries its value. A pixel takes a weighted mean of the
-//! samples under a tent centred on it, one sample wide when enlarging (bilinear interpolation) and one
-//! pixel wide when shrinking (an average, so fine detail is smoothed rather than aliased). Interpolation
-//! happens on amplitudes, before colour mapping, so an interpolated pixel shows an amplitude the colour
-//! map knows rather than a blend of two colours.
+//! Values: each sample is a cell whose centre carries its value. Along an axis drawn on fewer pixels than
+//! it has samples, a pixel takes the mean of the samples under a tent one pixel wide (an average, so fine
+//! detail turns pale instead of aliasing into false events). Along an axis drawn on more pixels than
+//! samples, `sampling` decides: `nearest` draws every sample as a cell of its own colour; `linear`
+//! interpolates between sample centres (a tent one sample wide); `auto` (the default) draws cells where a
+//! sample gets two pixels or more and interpolates below that. Interpolating across a coarse grid invents
+//! structure (the diamonds and stars of bilinear interpolation between a few traces), while along a finely
+//! sampled trace it only smooths the steps of an uneven enlargement. Interpolation happens on values,
+//! before colour mapping, so an interpolated pixel shows a value the colour map knows rather than a blend
+//! of two colours.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{PlotAxis, RenderOptions};
+
+/// How an enlarged axis carries its samples onto pixels (the `sampling` render option).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Sampling {
+    /// Cells where a sample gets at least two pixels, interpolation below that.
+    #[default]
+    Auto,
+    /// Every sample a cell of one colour.
+    Nearest,
+    /// Linear interpolation between sample centres.
+    Linear,
+}
+
+/// Pixels per sample from which `auto` draws cells.
+const CELLS_FROM: f64 = 2.0;
+
+impl Sampling {
+    /// Whether an axis of `n_in` samples on `n_out` pixels is drawn as cells.
+    pub(crate) fn cells(self, n_in: usize, n_out: usize) -> bool {
+        let enlargement = n_out as f64 / n_in as f64;
+        match self {
+            Sampling::Auto => enlargement >= CELLS_FROM,
+            Sampling::Nearest => enlargement > 1.0,
+            Sampling::Linear => false,
+        }
+    }
+}
 
 /// What the proportions of an image rest on (recorded in the sidecar).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -105,9 +138,15 @@ impl Tap {
     }
 }
 
-/// One tap per output pixel along an axis of `n_in` samples drawn on `n_out` pixels.
-fn taps(n_in: usize, n_out: usize) -> Vec<Tap> {
+/// One tap per output pixel along an axis of `n_in` samples drawn on `n_out` pixels: the sample under the
+/// pixel's centre when drawing `cells`, else a tent.
+fn taps(n_in: usize, n_out: usize, cells: bool) -> Vec<Tap> {
     let scale = n_in as f64 / n_out as f64;
+    if cells {
+        return (0..n_out)
+            .map(|j| Tap { first: (((j as f64 + 0.5) * scale) as usize).min(n_in - 1), weights: vec![1.0] })
+            .collect();
+    }
     let radius = scale.max(1.0);
     (0..n_out)
         .map(|j| {
@@ -126,10 +165,15 @@ fn taps(n_in: usize, n_out: usize) -> Vec<Tap> {
 /// One axis after the other, in the order whose intermediate image is the smaller: across first when the
 /// rows are few, down first when they are many. Either is at most the larger of the slice and the picture;
 /// across first for a slice of 100 000 depth samples drawn 2 000 pixels wide held 200 million values.
-pub(crate) fn resample(data: &[f32], [rows, cols]: [usize; 2], [out_rows, out_cols]: [usize; 2]) -> Vec<f32> {
+pub(crate) fn resample(
+    data: &[f32],
+    [rows, cols]: [usize; 2],
+    [out_rows, out_cols]: [usize; 2],
+    sampling: Sampling,
+) -> Vec<f32> {
     assert_eq!(data.len(), rows * cols, "one value per sample");
-    let across = taps(cols, out_cols);
-    let down = taps(rows, out_rows);
+    let across = taps(cols, out_cols, sampling.cells(cols, out_cols));
+    let down = taps(rows, out_rows, sampling.cells(rows, out_rows));
     if rows.saturating_mul(out_cols) <= out_rows.saturating_mul(cols) {
         resample_down(&resample_across(data, cols, &across), out_cols, &down)
     } else {
@@ -168,49 +212,68 @@ mod tests {
     }
 
     #[test]
+    fn either_order_gives_the_same_picture() {
+        // 7 × 300 samples onto 40 × 20 pixels (across first) and 300 × 7 onto 20 × 40 (down first): the
+        // second is the first transposed, so their pictures must be transposes too.
+        let wide: Vec<f32> = (0..7 * 300).map(|k| ((k * 37 % 101) as f32 - 50.0) / 7.0).collect();
+        let tall: Vec<f32> = (0..300 * 7).map(|k| wide[(k % 7) * 300 + k / 7]).collect();
+        for sampling in [Sampling::Auto, Sampling::Nearest, Sampling::Linear] {
+            let a = resample(&wide, [7, 300], [40, 20], sampling);
+            let b = resample(&tall, [300, 7], [20, 40], sampling);
+            for r in 0..40 {
+                for c in 0..20 {
+                    assert!((a[r * 20 + c] - b[c * 40 + r]).abs() < 1e-5, "{sampling:?}: pixel {r}, {c}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn same_size_is_the_identity() {
         let data: Vec<f32> = (0..12).map(|i| i as f32 * 1.5 - 4.0).collect();
-        assert_eq!(resample(&data, [3, 4], [3, 4]), data);
-        assert!(taps(4, 4).iter().all(|t| t.weights == [1.0]), "one sample per pixel, no zero-weight neighbours");
+        assert_eq!(resample(&data, [3, 4], [3, 4], Sampling::Auto), data);
+        assert!(
+            taps(4, 4, false).iter().all(|t| t.weights == [1.0]),
+            "one sample per pixel, no zero-weight neighbours"
+        );
     }
 
     #[test]
     fn enlarging_is_bilinear_between_sample_centres() {
         // Two samples 0 and 1 on eight pixels: centres of the samples fall on pixels 1.5 and 5.5.
-        let out = resample(&[0.0, 1.0], [1, 2], [1, 8]);
+        let out = resample(&[0.0, 1.0], [1, 2], [1, 8], Sampling::Linear);
         let expected = [0.0, 0.0, 0.125, 0.375, 0.625, 0.875, 1.0, 1.0];
         for (o, e) in out.iter().zip(expected) {
             assert!((o - e).abs() < 1e-6, "{out:?}");
         }
         // Down the rows the same way.
-        let col = resample(&[2.0, 4.0], [2, 1], [4, 1]);
+        let col = resample(&[2.0, 4.0], [2, 1], [4, 1], Sampling::Linear);
         assert_eq!(col, vec![2.0, 2.5, 3.5, 4.0]);
+    }
+
+    #[test]
+    fn coarse_grids_are_drawn_as_cells() {
+        // Two samples on eight pixels: four of each, nothing in between.
+        for sampling in [Sampling::Auto, Sampling::Nearest] {
+            assert_eq!(resample(&[0.0, 1.0], [1, 2], [1, 8], sampling), [0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0]);
+        }
+        // Auto interpolates an enlargement under two pixels a sample; nearest still draws cells.
+        let ramp: Vec<f32> = (0..10).map(|i| i as f32).collect();
+        let smooth = resample(&ramp, [1, 10], [1, 15], Sampling::Auto);
+        assert!(smooth.iter().any(|v| v.fract() != 0.0), "{smooth:?}");
+        let cells = resample(&ramp, [1, 10], [1, 15], Sampling::Nearest);
+        assert!(cells.iter().all(|v| v.fract() == 0.0), "{cells:?}");
     }
 
     #[test]
     fn shrinking_averages_instead_of_aliasing() {
         // A ±1 checkerboard of 100 × 100 samples on 10 × 10 pixels: every pixel is close to zero.
         let data: Vec<f32> = (0..100 * 100).map(|k| if (k / 100 + k % 100) % 2 == 0 { 1.0 } else { -1.0 }).collect();
-        let out = resample(&data, [100, 100], [10, 10]);
+        let out = resample(&data, [100, 100], [10, 10], Sampling::Auto);
         assert!(out.iter().all(|v| v.abs() < 0.05), "{out:?}");
         // A constant stays exactly constant.
-        let flat = resample(&[3.0; 77 * 13], [77, 13], [5, 4]);
+        let flat = resample(&[3.0; 77 * 13], [77, 13], [5, 4], Sampling::Auto);
         assert!(flat.iter().all(|&v| (v - 3.0).abs() < 1e-5), "{flat:?}");
-    }
-
-    #[test]
-    fn either_order_gives_the_same_picture() {
-        // 7 × 300 samples onto 40 × 20 pixels (across first) and 300 × 7 onto 20 × 40 (down first): the
-        // second is the first transposed, so their pictures must be transposes too.
-        let wide: Vec<f32> = (0..7 * 300).map(|k| ((k * 37 % 101) as f32 - 50.0) / 7.0).collect();
-        let tall: Vec<f32> = (0..300 * 7).map(|k| wide[(k % 7) * 300 + k / 7]).collect();
-        let a = resample(&wide, [7, 300], [40, 20]);
-        let b = resample(&tall, [300, 7], [20, 40]);
-        for r in 0..40 {
-            for c in 0..20 {
-                assert!((a[r * 20 + c] - b[c * 40 + r]).abs() < 1e-5, "pixel {r}, {c}");
-            }
-        }
     }
 
     #[test]
@@ -218,7 +281,7 @@ mod tests {
         let mut data = vec![1.0f32; 10];
         data[4] = f32::NAN;
         data[5] = f32::NAN;
-        let out = resample(&data, [1, 10], [1, 100]);
+        let out = resample(&data, [1, 10], [1, 100], Sampling::Linear);
         // Samples 4 and 5 cover pixels 40..60; a pixel is blank where its nearest sample is blank.
         for (x, v) in out.iter().enumerate() {
             assert_eq!(v.is_nan(), (40..60).contains(&x), "pixel {x}: {v}");

@@ -1,5 +1,6 @@
 //! Cutting the slices a geophysicist looks at out of a volume: inlines and crosslines (vertical sections,
-//! time or depth downwards) and horizontal slices (map view at one time or depth).
+//! time or depth downwards) and horizontal slices (map view at one time or depth, turned and flipped to
+//! the survey coordinates: see [`super::orientation`]).
 //!
 //! Traces missing from the survey become NaN, so they are drawn in the no-data colour and kept out of the
 //! clip instead of showing as zero amplitude.
@@ -7,6 +8,7 @@
 use crate::error::{Error, Result};
 use crate::volume::Volume;
 
+use super::orientation::{map_view, MapView};
 use super::{PlotAxis, Slice};
 
 /// A slice that owns its samples; [`SliceData::as_slice`] lends it to [`super::render_png`].
@@ -16,6 +18,8 @@ pub struct SliceData {
     pub data: Vec<f32>,
     pub rows: PlotAxis,
     pub cols: PlotAxis,
+    /// For a horizontal slice: how it is arranged on the picture.
+    pub map: Option<MapView>,
 }
 
 impl SliceData {
@@ -37,17 +41,43 @@ impl SliceData {
         Ok(gather(volume, rows, cols, |row, col| (col, xl, row)))
     }
 
-    /// Sample `s` of every trace (a time or depth slice): inlines downwards, crosslines across.
+    /// Sample `s` of every trace (a time or depth slice), in map orientation from the survey coordinates:
+    /// north up and east right as nearly as quarter turns and mirror images of the grid allow (without
+    /// coordinates, inlines downwards and crosslines across). `map` says which arrangement was taken.
     pub fn horizontal(volume: &Volume, s: usize) -> Result<Self> {
         let g = &volume.geometry;
         check_index("sample", s, g.samples.len)?;
-        let rows = PlotAxis::lines("iline", &g.ilines, bin_size(volume, 0));
-        let cols = PlotAxis::lines("xline", &g.xlines, bin_size(volume, 1));
-        Ok(gather(volume, rows, cols, |row, col| (row, col, s)))
+        let view = map_view(g.coords.as_ref());
+        let il = PlotAxis::lines("iline", &g.ilines, bin_size(volume, 0));
+        let xl = PlotAxis::lines("xline", &g.xlines, bin_size(volume, 1));
+        let (rows, cols) = if view.transposed { (xl, il) } else { (il, xl) };
+        let (rows, cols) = (reversed_if(rows, view.rows_reversed), reversed_if(cols, view.cols_reversed));
+        let (nr, nc) = (rows.len, cols.len);
+        let index = |k: usize, n: usize, reversed: bool| if reversed { n - 1 - k } else { k };
+        let mut slice = gather(volume, rows, cols, |row, col| {
+            let (r, c) = (index(row, nr, view.rows_reversed), index(col, nc, view.cols_reversed));
+            if view.transposed {
+                (c, r, s)
+            } else {
+                (r, c, s)
+            }
+        });
+        slice.map = Some(view);
+        Ok(slice)
     }
 
+    /// The slice as borrowed by the renderer.
     pub fn as_slice(&self) -> Slice<'_> {
         Slice { data: &self.data, rows: self.rows.clone(), cols: self.cols.clone() }
+    }
+}
+
+/// `axis` with its samples in the opposite order.
+fn reversed_if(axis: PlotAxis, reversed: bool) -> PlotAxis {
+    if reversed {
+        PlotAxis { origin: axis.last(), step: -axis.step, ..axis }
+    } else {
+        axis
     }
 }
 
@@ -81,7 +111,7 @@ fn gather(
             data.push(if live { volume.trace(il, xl)[s] } else { f32::NAN });
         }
     }
-    SliceData { data, rows, cols }
+    SliceData { data, rows, cols, map: None }
 }
 
 #[cfg(test)]
@@ -132,12 +162,23 @@ mod tests {
 
     #[test]
     fn horizontal_slices_are_map_views() {
+        // Inlines 30 m apart to the north, crosslines 13 m apart to the east-north-east: inlines are drawn
+        // upwards (the last inline in the top row), crosslines to the right.
         let h = SliceData::horizontal(&volume(), 4).unwrap();
         assert_eq!((h.rows.name.as_str(), h.cols.name.as_str()), ("iline", "xline"));
-        assert_eq!(h.data[..4], [4.0, 14.0, 24.0, 34.0]);
-        assert_eq!(h.data[4 + 1], 114.0);
-        assert!(h.data[2 * 4 + 3].is_nan());
+        assert_eq!((h.rows.origin, h.rows.step), (204.0, -2.0));
+        assert_eq!(h.data[..3], [204.0, 214.0, 224.0]);
+        assert!(h.data[3].is_nan(), "inline 204, crossline 1003 is missing");
+        assert_eq!(h.data[2 * 4 + 1], 14.0);
         assert_eq!(h.data.iter().filter(|v| v.is_nan()).count(), 1);
+        let map = h.map.unwrap();
+        assert!((map.north_deg.unwrap() - 0.0).abs() < 1e-9);
+        // Without coordinates: the grid as it is.
+        let mut v = volume();
+        v.geometry.coords = None;
+        let h = SliceData::horizontal(&v, 4).unwrap();
+        assert_eq!(h.data[..4], [4.0, 14.0, 24.0, 34.0]);
+        assert!(h.map.unwrap().note.contains("not a map orientation"));
     }
 
     #[test]

@@ -3,9 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::clip::ClipSource;
+use super::clip::{ClipScope, ClipSource};
+use super::orientation::MapView;
 use super::resample::Aspect;
-use super::{Colormap, PlotAxis};
+use super::{Colormap, Display, PlotAxis, Provenance};
 
 /// Everything needed to read an image quantitatively.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -19,19 +20,73 @@ pub struct Sidecar {
     pub rows: AxisRecord,
     /// The horizontal axis: pixel columns, its first sample on the left.
     pub cols: AxisRecord,
+    /// What the values are: `amplitude`, `envelope`, ...
+    pub quantity: QuantityRecord,
+    pub display: Display,
     pub colormap: Colormap,
-    /// Which colour is which sign, in words.
+    /// Which colour is which value, in words.
     pub polarity: String,
     pub clip: ClipRecord,
+    /// The values at the two ends of the colour scale (of the wiggle swing for wiggles).
+    pub scale: [f32; 2],
+    /// How each axis was carried onto its pixels.
+    pub sampling: SamplingRecord,
+    /// The display gain of the picture, if any (the files of the product are not gained).
+    pub gain: Option<GainRecord>,
     /// Colour of samples without a finite value.
     pub no_data_rgb: [u8; 3],
     /// How many samples of the slice were NaN or infinite.
     pub nonfinite_samples: usize,
     pub aspect: Aspect,
     pub vertical_exaggeration: f64,
+    /// How a horizontal slice is arranged on the picture (map orientation), if it is one.
+    pub map: Option<MapView>,
     pub title: Option<String>,
+    /// The notes written under the picture: the colour scale's rule, aspect, orientation.
+    pub notes: Vec<String>,
+    /// The footer written under the notes.
+    pub footer: Vec<String>,
+    /// What produced the picture, where known.
+    pub provenance: Option<Provenance>,
     /// The program and version that drew the image.
     pub software: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QuantityRecord {
+    pub name: String,
+    pub unit: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GainRecord {
+    /// AGC window, in `unit`.
+    pub agc_window: f64,
+    pub unit: String,
+}
+
+/// How the samples of each axis became pixels: `cells` (each sample a block of its own colour),
+/// `interpolated` (enlarged, linearly between sample centres) or `averaged` (shrunk, or one pixel a sample).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SamplingRecord {
+    pub rows: String,
+    pub cols: String,
+}
+
+impl SamplingRecord {
+    pub(crate) fn new(cells: [bool; 2], samples: [usize; 2], pixels: [usize; 2]) -> Self {
+        let word = |k: usize| {
+            if cells[k] {
+                "cells"
+            } else if pixels[k] > samples[k] {
+                "interpolated"
+            } else {
+                "averaged"
+            }
+            .to_string()
+        };
+        SamplingRecord { rows: word(0), cols: word(1) }
+    }
 }
 
 /// One axis of the slice and where it lies in the image.
@@ -97,6 +152,8 @@ pub struct ClipRecord {
     pub value: f32,
     #[serde(flatten)]
     pub source: ClipSource,
+    /// Over which pictures the percentile was taken: `picture`, `kind` or `job`; none for a fixed clip.
+    pub scope: Option<ClipScope>,
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use crate::cancel::CancelToken;
 use crate::context::RunContext;
@@ -9,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::job::{Backend, Job};
 use crate::progress::Progress;
 
+use super::checks::check_files;
 use super::engine::{start_engine, EngineKey, EngineStart, ReadyEngine};
 use super::execute::{execute_on, AfterMigration};
 use super::manifest::{Manifest, Started};
@@ -16,15 +18,19 @@ use super::prepare::{prepare, Prepared};
 
 /// Run `jobs` one after another, the way `seisimage run` does with several job files:
 ///
-/// - two jobs writing into one output folder are refused before anything runs;
+/// - the files of every job are checked ([`check_files`]) and two jobs writing into one output folder are
+///   refused before anything runs;
 /// - an engine is shared by consecutive jobs that need the same one ([`EngineKey`]), so a GPU is set up
 ///   once; a job that fails once it has started to run takes its engine with it (it may be unusable);
 /// - each job after the first is opened and planned on a thread of its own while the one before it
 ///   migrates;
 /// - a job that fails is logged and the others still run; a stop of `cancel` (SIGINT, SIGTERM) ends the
-///   batch with its error. Each job runs under a child token of `cancel`.
+///   batch with its error, after a warning that says how far it got. Each job runs under a child token of
+///   `cancel`.
 ///
-/// `done` is told of each finished job. Returns the jobs that failed, with their errors, in order.
+/// The log names the version and each job, then what the job reads, how it migrates and what it writes,
+/// so that a batch log says what ran. `done` is told of each finished job. Returns the jobs that failed,
+/// with their errors, in order.
 pub fn run_jobs(
     jobs: &[Job],
     backend: Option<Backend>,
@@ -33,15 +39,35 @@ pub fn run_jobs(
     done: &dyn Fn(&Manifest),
 ) -> Result<Vec<(PathBuf, Error)>> {
     refuse_shared_output_folders(jobs)?;
+    jobs.iter().try_for_each(check_files)?;
+    let version = env!("CARGO_PKG_VERSION");
+    match jobs {
+        [job] => tracing::info!("seisimage {version}: job {}", job.source.display()),
+        _ => tracing::info!("seisimage {version}: {} jobs", jobs.len()),
+    }
     let mut batch = Batch { jobs, backend, progress, cancel, engine: None, ahead: None };
     let mut failed = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
         if jobs.len() > 1 {
             tracing::info!("job {} of {}: {}", i + 1, jobs.len(), job.source.display());
         }
+        let started = Instant::now();
         match batch.run(i) {
             Ok(manifest) => done(&manifest),
-            Err(e @ Error::Interrupted(_)) => return Err(e),
+            Err(Error::Interrupted(stop)) => {
+                let at = progress.position().map(|p| format!(" {p}")).unwrap_or_default();
+                let finished = match (jobs.len(), i - failed.len()) {
+                    (1, _) => String::new(),
+                    (n, ok) => format!("; {ok} of {n} jobs had finished"),
+                };
+                tracing::warn!(
+                    "interrupted by {stop}{at}, {:.0} s into the job {}: its files were removed and it has no \
+                     manifest{finished}",
+                    started.elapsed().as_secs_f64(),
+                    job.source.display()
+                );
+                return Err(Error::Interrupted(stop));
+            }
             Err(e) => {
                 if jobs.len() > 1 {
                     tracing::error!("{}: {e}", job.source.display());
@@ -113,10 +139,13 @@ impl Batch<'_> {
                 return Err(e);
             }
         };
-        let engine = engine.ready_for(&prepared)?;
+        for line in prepared.summary() {
+            tracing::info!("{line}");
+        }
         for line in prepared.describe() {
             tracing::debug!("{line}");
         }
+        let engine = engine.ready_for(&prepared)?;
         if let Some(next) = self.jobs.get(i + 1) {
             let next = next.clone();
             self.ahead = Some(std::thread::spawn(move || prepare(next)));

@@ -2,6 +2,7 @@
 //! while the job is prepared, ready for one job after another, and released on a thread of its own while
 //! the last products are written.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -14,51 +15,93 @@ use crate::stats::RunStats;
 
 use super::Prepared;
 
+/// An engine picked for a job.
+pub struct Selected {
+    pub engine: Box<dyn Engine + Send>,
+    /// The backend, and in full why (for the manifest).
+    pub choice: BackendChoice,
+    /// The engine in a few words, for the log line that starts a migration.
+    pub summary: String,
+}
+
+/// Whether this process has said why it runs on the CPU under `backend = "auto"`: a batch of jobs says it
+/// once.
+static FALLBACK_EXPLAINED: AtomicBool = AtomicBool::new(false);
+
 /// Pick the engine for `backend` (the job's, unless the command line overrides it).
-pub fn select_engine(job: &Job, backend: Backend) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
+pub fn select_engine(job: &Job, backend: Backend) -> Result<Selected> {
     let compute = &job.config.compute;
     let threads = (compute.threads > 0).then_some(compute.threads);
-    let cpu = |why: String| -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
-        let engine = CpuEngine::new(threads)?;
-        let detail = format!("{} threads{why}", engine.threads());
-        Ok((Box::new(engine), BackendChoice { kind: "cpu", detail }))
+    let cpu = |why: String| -> Result<Selected> {
+        let mut engine = CpuEngine::new(threads)?;
+        engine.set_store(compute.store_settings());
+        let summary = format!("{} threads", engine.threads());
+        let choice = BackendChoice { kind: "cpu", detail: format!("{summary}{why}") };
+        Ok(Selected { engine: Box::new(engine), choice, summary })
+    };
+    let gpu = || {
+        crate::gpu::engine_for_job(job).map(|(engine, choice)| Selected {
+            summary: choice.detail.clone(),
+            engine,
+            choice,
+        })
     };
     match backend {
         Backend::Cpu => cpu(String::new()),
         // A scheduler sees exit code 1: the job is right, this machine cannot run it (see docs/cluster.md).
-        Backend::Cuda => crate::gpu::engine_for(compute)
-            .map_err(|why| Error::Backend(format!("the cuda backend was asked for but cannot run here: {why}"))),
-        Backend::Auto => {
-            crate::gpu::engine_for(compute).or_else(|why| cpu(format!("; no usable GPU, so the CPU: {why}")))
-        }
+        Backend::Cuda => gpu().map_err(|why| match why {
+            // A stop, or another rank's failure, keeps its own exit code.
+            e @ (Error::Interrupted(_) | Error::Peer { .. }) => e,
+            why => Error::Backend(format!("the cuda backend was asked for but cannot run here: {why}")),
+        }),
+        Backend::Auto => gpu().or_else(|why| {
+            let why = why.to_string();
+            if !FALLBACK_EXPLAINED.swap(true, Ordering::Relaxed) {
+                tracing::info!(
+                    "no usable GPU ({}): running on the CPU; `seisimage devices` says why",
+                    short_reason(&why)
+                );
+            }
+            tracing::debug!("no usable GPU: {why}");
+            cpu(format!("; no usable GPU, so the CPU: {why}"))
+        }),
     }
 }
 
-/// What the set-up thread hands back: the engine, the backend it runs on, and how long the set-up took.
-type StartedEngine = (Box<dyn Engine + Send>, BackendChoice, Duration);
+/// The gist of why no GPU can be used, for a log line: a reason of a few words as it is, else its first
+/// clause (`no usable CUDA installation` of `no usable CUDA installation: cannot load libcuda, ...`).
+pub(super) fn short_reason(why: &str) -> &str {
+    match why.split_once(": ") {
+        Some((gist, _)) if why.len() > 100 && gist.len() >= 12 => gist,
+        _ => why,
+    }
+}
+
+/// What the set-up thread hands back: the engine, and how long the set-up took.
+type StartedEngine = (Selected, Duration);
 
 /// An engine being set up on a thread of its own: the CUDA start-up (driver, context, kernel compilation, a
 /// fraction of a second) then overlaps opening the input and planning the job, and once the job is planned
 /// ([`EngineStart::plan_ready`]) the engine makes its buffers for it before it is ready.
 pub struct EngineStart {
     handle: JoinHandle<Result<StartedEngine>>,
-    plans: Option<SyncSender<(Plan, ImageRequest)>>,
+    plans: Option<SyncSender<(Plan, ImageRequest, usize)>>,
 }
 
 /// Begin setting up the engine for `job` (the job's backend unless `backend` overrides it).
 pub fn start_engine(job: &Job, backend: Backend) -> EngineStart {
     let job = job.clone();
-    let (plans, planned) = std::sync::mpsc::sync_channel::<(Plan, ImageRequest)>(1);
+    let (plans, planned) = std::sync::mpsc::sync_channel::<(Plan, ImageRequest, usize)>(1);
     let handle = std::thread::spawn(move || {
         let t = Instant::now();
-        let (mut engine, choice) = select_engine(&job, backend)?;
+        let mut selected = select_engine(&job, backend)?;
         // The job's plan arrives when it is made, or never (the job failed, or is run elsewhere).
-        if let Ok((plan, request)) = planned.recv() {
-            if let Err(e) = engine.prepare(&plan, &request) {
+        if let Ok((plan, request, members)) = planned.recv() {
+            if let Err(e) = selected.engine.prepare(&plan, &request, members) {
                 tracing::debug!("the engine could not prepare for the job ahead ({e}); it will when it runs it");
             }
         }
-        Ok((engine, choice, t.elapsed()))
+        Ok((selected, t.elapsed()))
     });
     EngineStart { handle, plans: Some(plans) }
 }
@@ -67,7 +110,7 @@ impl EngineStart {
     /// The job this engine is for is planned: the engine may make ready what its run needs.
     pub fn plan_ready(&mut self, p: &Prepared) {
         if let Some(plans) = self.plans.take() {
-            let _ = plans.send((p.plan.clone(), p.request.clone()));
+            let _ = plans.send((p.plan.clone(), p.request.clone(), p.scan.len().max(1)));
         }
     }
 
@@ -75,11 +118,11 @@ impl EngineStart {
     pub fn ready(mut self) -> Result<ReadyEngine> {
         let t = Instant::now();
         self.plans = None;
-        let (engine, choice, setup) = self
+        let (Selected { engine, choice, summary }, setup) = self
             .handle
             .join()
             .map_err(|_| Error::Internal("the thread setting up the compute engine panicked".into()))??;
-        Ok(ReadyEngine { engine, choice, setup: Some((setup, t.elapsed())) })
+        Ok(ReadyEngine { engine, choice, summary, setup: Some((setup, t.elapsed())) })
     }
 }
 
@@ -87,14 +130,27 @@ impl EngineStart {
 pub struct ReadyEngine {
     engine: Box<dyn Engine + Send>,
     pub choice: BackendChoice,
+    /// The engine in a few words, for the log.
+    pub summary: String,
     /// How long the set-up took and how long the first job waited for it; recorded by that job only.
     setup: Option<(Duration, Duration)>,
 }
 
 impl ReadyEngine {
+    /// An engine made elsewhere (the sum of a job's shards, see `seisimage reduce`).
+    pub fn new(engine: Box<dyn Engine + Send>, choice: BackendChoice) -> Self {
+        ReadyEngine { summary: choice.detail.clone(), engine, choice, setup: None }
+    }
+
     /// Migrate `m`, handing each product to `sink` as it is finished (see [`Engine::migrate_into`]).
     pub fn migrate_into(&mut self, m: &Migration, ctx: &mut RunContext, sink: &dyn ProductSink) -> Result<()> {
         self.engine.migrate_into(m, ctx, sink)
+    }
+
+    /// Run the migrations of a velocity scan from one ingest, each handing its products to its own sink (see
+    /// [`Engine::migrate_scan`]).
+    pub fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        self.engine.migrate_scan(scan, ctx, sinks)
     }
 
     /// Record in `stats` how long the set-up took and how long the job waited for it, if this is the first
@@ -145,6 +201,8 @@ pub struct EngineKey {
     device: usize,
     fast_math: bool,
     device_memory_gb: Option<f64>,
+    host_memory_gb: Option<f64>,
+    scratch_dir: Option<std::path::PathBuf>,
 }
 
 impl EngineKey {
@@ -156,6 +214,8 @@ impl EngineKey {
             device: c.device,
             fast_math: c.fast_math,
             device_memory_gb: c.device_memory_gb,
+            host_memory_gb: c.host_memory_gb,
+            scratch_dir: c.scratch_dir.clone(),
         }
     }
 }

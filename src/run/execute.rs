@@ -10,12 +10,13 @@ use std::path::Path;
 
 use crate::context::RunContext;
 use crate::error::{Error, Result};
-use crate::imaging::BackendChoice;
-use crate::job::Job;
+use crate::imaging::{BackendChoice, ProductSink};
 use crate::products::{self, ProductWriter, Written};
+use crate::scan::Panels;
 
 use super::engine::{EngineStart, ReadyEngine};
-use super::manifest::{Manifest, Started, MANIFEST};
+use super::folder::OutputFolder;
+use super::manifest::{Manifest, Started};
 use super::Prepared;
 
 /// What becomes of the engine once the job has migrated.
@@ -39,9 +40,10 @@ pub fn execute(p: &Prepared, mut engine: EngineStart, ctx: &mut RunContext) -> R
 /// Run a prepared job to its manifest on `engine`, which is handed back after the job when `after` keeps
 /// it. `started` is when the job started.
 ///
-/// Everything that can fail without the data fails first: the output folder must take the products; a
-/// manifest from an earlier run goes before the migration starts, and the new one is written after the
-/// last product, so a folder with a manifest holds every product it lists.
+/// Everything that can fail without the data fails first: the output folder must take the products, and
+/// is locked for this run (see [`OutputFolder`]); a manifest from an earlier run goes before the migration
+/// starts, and the new one is written after the last product, so a folder with a manifest holds every
+/// product it lists. The job's warnings are logged as it starts and recorded in its manifest.
 pub fn execute_on(
     p: &Prepared,
     mut engine: ReadyEngine,
@@ -49,32 +51,44 @@ pub fn execute_on(
     started: Started,
     ctx: &mut RunContext,
 ) -> Result<(Manifest, Option<ReadyEngine>)> {
-    let out_dir = &p.job.config.output.dir;
-    check_output_dir(&p.job, products::estimated_bytes(&p.products, &p.job.config.output.render))?;
-    // A manifest left from an earlier run would vouch for products this run is about to replace.
-    match std::fs::remove_file(out_dir.join(MANIFEST)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(out_dir.join(MANIFEST), e)),
-        _ => {}
+    let mut warnings = Warnings::default();
+    for w in &p.warnings {
+        warnings.add(w.clone());
     }
+    let render = &p.job.config.output.render;
+    let estimate = products::estimated_bytes(&p.products, render)
+        + crate::scan::panel_bytes(&p.products, p.migrations().len(), render);
+    let mut folder_warnings = Vec::new();
+    let folder = OutputFolder::prepare(&p.job, &p.products, estimate, &mut folder_warnings);
+    folder_warnings.into_iter().for_each(|w| warnings.add(w));
+    let folder = folder?;
 
     let choice = engine.choice.clone();
-    tracing::info!("migrating with {} on {}: {}", p.plan.method.name(), choice.kind, choice.detail);
+    tracing::info!("migrating with {} on {}: {}", p.plan.method.name(), choice.kind, engine.summary);
     engine.record_setup(&mut ctx.stats);
     let target = p.product_target(ctx.cancel.clone());
-    let migration = p.migration();
+    let migrations = p.migrations();
     let (written, mut kept, release) = rayon::in_place_scope(|scope| {
         let writer = ProductWriter::start(scope, &target, &p.products);
-        let migrated = engine.migrate_into(&migration, ctx, &writer);
+        // One sink per migration (a velocity scan has several), keeping what the scan's panels need.
+        let panels = Panels::new(&p.products, migrations.len());
+        let migrated = {
+            let sinks = panels.sinks(&writer);
+            let sinks: Vec<&dyn ProductSink> = sinks.iter().map(|s| s as &dyn ProductSink).collect();
+            engine.migrate_scan(&migrations, ctx, &sinks)
+        };
         let (kept, release) = match after {
             AfterMigration::Keep => (Some(engine), None),
             AfterMigration::Release => (None, Some(engine.release())),
         };
         // A product that is not handed over (the migration failed, or was stopped) is given up, its files
         // removed, as the scope ends.
-        let written = migrated.and_then(|()| writer.finish(ctx.progress));
+        let written = migrated.and_then(|()| writer.finish(ctx.progress, panels.pictures(&target)?));
         (written, kept, release)
     });
-    let finished = written.and_then(|written| complete(p, written, choice, started, ctx));
+    let finished = written.and_then(|written| complete(p, written, choice, started, ctx, warnings));
+    // The folder stays locked until the manifest is written (or the run failed).
+    drop(folder);
     // Wait for the engine's release, error or not, so that a process never exits while the driver is
     // tearing a context down on another thread.
     if let Some(release) = release {
@@ -86,6 +100,17 @@ pub fn execute_on(
     Ok((finished?, kept))
 }
 
+/// The warnings of a run: each logged once, as it is found, and kept for the manifest.
+#[derive(Default)]
+struct Warnings(Vec<String>);
+
+impl Warnings {
+    fn add(&mut self, warning: String) {
+        tracing::warn!("{warning}");
+        self.0.push(warning);
+    }
+}
+
 /// Put the written products in place, and write the manifest that vouches for them.
 fn complete(
     p: &Prepared,
@@ -93,47 +118,23 @@ fn complete(
     choice: BackendChoice,
     started: Started,
     ctx: &mut RunContext,
+    mut warnings: Warnings,
 ) -> Result<Manifest> {
     if ctx.stats.nonfinite_samples > 0 {
-        tracing::warn!(
-            "{} NaN, infinite or out-of-range input samples were set to zero (input.nonfinite = \"refuse\" stops at \
+        warnings.add(format!(
+            "input.nonfinite: {} NaN, infinite or out-of-range input samples were set to zero (input.nonfinite = \"refuse\" stops at \
              the first)",
             ctx.stats.nonfinite_samples
-        );
+        ));
     }
     ctx.check()?;
     let (records, replaced) = products::commit_products(written.products)?;
     ctx.stats.add("write", written.after_migration, products::bytes_of(&records));
     ctx.check()?;
-    let manifest = Manifest::new(p, choice, started, std::mem::take(&mut ctx.stats), records).write();
+    let manifest = Manifest::new(p, choice, started, std::mem::take(&mut ctx.stats), records, warnings.0).write();
     // An earlier run's files that the products replaced go only now, once the run is complete.
     drop(replaced);
     manifest
-}
-
-/// Fail now, not after the migration, when the output folder cannot take the products: it must be (or
-/// become) a folder this process can write in, on a file system with room for `needed_bytes` of products
-/// and `output.keep_free_gb` besides.
-pub fn check_output_dir(job: &Job, needed_bytes: u64) -> Result<()> {
-    let dir = &job.config.output.dir;
-    writable_dir(dir).map_err(|e| job.error_at("output.dir", format!("cannot write in {}: {e}", dir.display())))?;
-    let keep = (job.config.output.keep_free_gb * 1e9) as u64;
-    match free_bytes(dir) {
-        Some(free) => check_free_space(dir, free, needed_bytes, keep),
-        None => Ok(()),
-    }
-}
-
-/// Create `dir` if it is missing, prove that a file can be created in it, and clear it of the temporary
-/// files of runs that died there.
-fn writable_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, "it is a file, not a folder"));
-    }
-    std::fs::create_dir_all(dir)?;
-    crate::io::output::probe_writable(dir)?;
-    crate::io::output::remove_stale(dir);
-    Ok(())
 }
 
 /// Refuse when `free_bytes` on the output file system cannot hold `needed_bytes` of products and still keep
@@ -154,18 +155,10 @@ pub fn check_free_space(dir: &Path, free_bytes: u64, needed_bytes: u64, keep_byt
     Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::StorageFull, message)))
 }
 
-fn human_bytes(b: u64) -> String {
+pub(super) fn human_bytes(b: u64) -> String {
     match b {
         b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
         b if b >= 1_000_000 => format!("{:.2} MB", b as f64 / 1e6),
         b => format!("{b} bytes"),
     }
-}
-
-/// Free bytes for an unprivileged writer on the file system of `dir`, if the system says: `statvfs`
-/// through rustix, which the build already holds (clap's terminal support uses it) and which wraps the
-/// call safely.
-fn free_bytes(dir: &Path) -> Option<u64> {
-    let s = rustix::fs::statvfs(dir).ok()?;
-    Some(s.f_bavail.saturating_mul(s.f_frsize))
 }

@@ -1,6 +1,6 @@
 //! The run manifest: what a finished run records, written into the output folder after its last product.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -41,11 +41,23 @@ pub struct Manifest {
     pub finished_utc: String,
     pub wall_seconds: f64,
     pub job_file: PathBuf,
+    /// The arguments of the process that ran the job, the program first.
+    pub command_line: Vec<String>,
+    /// The `--set KEY=VALUE` overrides applied to the job file, in order (their values are in `config`).
+    pub overrides: Vec<String>,
+    /// The machine the job ran on.
+    pub host: String,
+    /// The Slurm job and array task the process ran in, when it ran under Slurm.
+    pub slurm: Option<Slurm>,
     /// The job as run: every default filled in, paths absolute, overrides applied.
     pub config: crate::job::JobConfig,
     pub input: InputRecord,
+    /// The velocity model's file, when the velocity comes from one.
+    pub velocity_file: Option<FileRecord>,
     pub backend: BackendChoice,
     pub plan: Vec<String>,
+    /// What the run changed or doubts in the job, or found in the data, as its log said them.
+    pub warnings: Vec<String>,
     /// Wall time and bytes per stage, bytes across the PCIe bus, non-finite input samples zeroed.
     pub stages: RunStats,
     /// Bytes of every product file written.
@@ -64,9 +76,57 @@ pub struct Versions {
     pub hdf5: String,
 }
 
+/// The Slurm identifiers of the process (`SLURM_JOB_ID`, `SLURM_ARRAY_JOB_ID`, `SLURM_ARRAY_TASK_ID`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Slurm {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array_job_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub array_task_id: Option<String>,
+}
+
+impl Slurm {
+    /// The identifiers of this process, if it runs under Slurm.
+    pub fn of_process() -> Option<Slurm> {
+        let var = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let s = Slurm {
+            job_id: var("SLURM_JOB_ID"),
+            array_job_id: var("SLURM_ARRAY_JOB_ID"),
+            array_task_id: var("SLURM_ARRAY_TASK_ID"),
+        };
+        (s != Slurm { job_id: None, array_job_id: None, array_task_id: None }).then_some(s)
+    }
+}
+
+/// A file as it was when the job read it: its size and when it was last changed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FileStamp {
+    pub bytes: u64,
+    pub modified_utc: Option<String>,
+}
+
+impl FileStamp {
+    pub fn of(path: &Path) -> Option<FileStamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(FileStamp { bytes: meta.len(), modified_utc: meta.modified().ok().map(utc) })
+    }
+}
+
+/// A file the job read, with its stamp.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileRecord {
+    pub path: PathBuf,
+    #[serde(flatten)]
+    pub stamp: Option<FileStamp>,
+}
+
 #[derive(Serialize)]
 pub struct InputRecord {
     pub path: PathBuf,
+    /// The file's size and modification time when it was opened.
+    pub file: Option<FileStamp>,
     /// The reader's description of the source.
     pub source: String,
     pub axes: InputAxes,
@@ -89,6 +149,7 @@ impl InputRecord {
         let g = p.reader.geometry();
         InputRecord {
             path: p.job.config.input.path.clone(),
+            file: p.input_file.clone(),
             source: p.reader.describe(),
             axes: InputAxes { iline: g.ilines, xline: g.xlines, samples: g.samples },
             coordinates: g.coords,
@@ -101,14 +162,20 @@ impl InputRecord {
 }
 
 impl Manifest {
-    /// The record of job `p`, run on `backend` from `started` until now, with its stages and the products
-    /// in place.
+    /// The products the job asked for, without the page that shows them (`index.html`).
+    pub fn requested_products(&self) -> usize {
+        self.products.iter().filter(|p| p.kind != crate::products::ProductKind::Index).count()
+    }
+
+    /// The record of job `p`, run on `backend` from `started` until now, with its stages, the products in
+    /// place and the warnings of the run.
     pub fn new(
         p: &Prepared,
         backend: BackendChoice,
         started: Started,
         stages: RunStats,
         products: Vec<ProductRecord>,
+        warnings: Vec<String>,
     ) -> Self {
         let (h5_major, h5_minor, h5_release) = hdf5::library_version();
         Manifest {
@@ -121,10 +188,16 @@ impl Manifest {
             finished_utc: utc(SystemTime::now()),
             wall_seconds: started.clock.elapsed().as_secs_f64(),
             job_file: std::path::absolute(&p.job.source).unwrap_or_else(|_| p.job.source.clone()),
+            command_line: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
+            overrides: p.job.overrides(),
+            host: super::lock::host_name(),
+            slurm: Slurm::of_process(),
             config: p.job.config.clone(),
             input: InputRecord::of(p),
+            velocity_file: p.velocity_file.clone(),
             backend,
             plan: p.plan.describe(),
+            warnings,
             stages,
             product_bytes: products::bytes_of(&products),
             products,

@@ -7,25 +7,34 @@
 //! 2. The compute engine starts setting up on a thread of its own ([`start_engine`]) while the job is
 //!    prepared ([`prepare`]): the input opened, the velocity loaded, the products and the plan made. A
 //!    wrong setting found here is placed at its line of the job file (or its `--set` override).
-//! 3. The engine gets ready for the plan; the output folder is checked (writable, room for the products)
-//!    and an earlier run's manifest removed ([`execute_on`]).
+//! 3. The engine gets ready for the plan; the output folder is made ready ([`OutputFolder`]): made,
+//!    locked for this run, checked for room, cleared as `output.existing` says, and an earlier run's
+//!    manifest removed ([`execute_on`]). The warnings found so far are logged.
 //! 4. The engine migrates, handing each product to the product writer as it is finished; the products
 //!    are drawn and written while the deeper levels are migrated, and the engine is released (unless it
 //!    is kept for the next job) while the last ones are written.
 //! 5. The products are put in place together, then the manifest is written ([`Manifest`]).
 //!
-//! A batch of jobs ([`run_jobs`]) checks every job file first and refuses two jobs with one output
-//! folder, then runs the jobs one after another on a shared engine, each prepared while the one before
-//! it migrates.
+//! A batch of jobs ([`run_jobs`]) checks every job first, and the files each names ([`check_files`]), and
+//! refuses two jobs with one output folder, then runs the jobs one after another on a shared engine, each
+//! prepared while the one before it migrates.
 
 mod batch;
+mod checks;
 mod engine;
 mod execute;
+mod folder;
+mod lock;
 mod manifest;
 mod prepare;
 
 pub use batch::run_jobs;
-pub use engine::{select_engine, start_engine, EngineKey, EngineStart, ReadyEngine, Release};
-pub use execute::{check_free_space, check_output_dir, execute, execute_on, AfterMigration};
-pub use manifest::{utc, InputAxes, InputRecord, Manifest, Started, Versions, MANIFEST, MANIFEST_SCHEMA};
-pub use prepare::{prepare, Prepared};
+pub use checks::{check_files, memory_report};
+pub use engine::{select_engine, start_engine, EngineKey, EngineStart, ReadyEngine, Release, Selected};
+pub use execute::{check_free_space, execute, execute_on, AfterMigration};
+pub use folder::OutputFolder;
+pub use lock::{host_name, FolderLock, LOCK_FILE};
+pub use manifest::{
+    utc, FileRecord, FileStamp, InputAxes, InputRecord, Manifest, Slurm, Started, Versions, MANIFEST, MANIFEST_SCHEMA,
+};
+pub use prepare::{count, prepare, Prepared};

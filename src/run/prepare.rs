@@ -5,11 +5,14 @@ use std::time::Instant;
 
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
-use crate::imaging::{image_geometry, ImageRequest, Migration, Plan};
+use crate::imaging::{ImageRequest, Migration, Plan};
 use crate::job::Job;
 use crate::products::{self, ProductSpec, ProductTarget};
-use crate::velocity::VelocityModel;
+use crate::scan::Member;
+use crate::velocity::{Provenance, VelocityModel};
 use crate::volume::{Geometry, VolumeReader};
+
+use super::manifest::{FileRecord, FileStamp};
 
 /// A job with its input open, its velocity loaded and its plan made: everything `validate` prints and
 /// `run` needs, found before any heavy work.
@@ -20,10 +23,22 @@ pub struct Prepared {
     /// Where the bin size came from ("job file" or "survey coordinates").
     pub bin_size_source: &'static str,
     pub velocity: VelocityModel,
+    /// Where the velocity came from and what was done to it.
+    pub velocity_provenance: Provenance,
+    /// The migrations of a velocity scan, each with its velocity and plan (empty: the job migrates once,
+    /// with `velocity` and `plan`; in a scan those are the first member's).
+    pub scan: Vec<Member>,
     pub image: Geometry,
     pub products: Vec<ProductSpec>,
     pub request: ImageRequest,
     pub plan: Plan,
+    /// What the input, the plan and the products changed or doubt in the job, found while preparing it:
+    /// `validate` prints them, a run logs them as warnings and records them in its manifest.
+    pub warnings: Vec<String>,
+    /// The input file's size and modification time as it was opened.
+    pub input_file: Option<FileStamp>,
+    /// The velocity model's file and its stamp, when the velocity comes from a file.
+    pub velocity_file: Option<FileRecord>,
 }
 
 /// Open the input and plan the job. A wrong setting found on the way names the line of the job file (or
@@ -31,6 +46,7 @@ pub struct Prepared {
 pub fn prepare(job: Job) -> Result<Prepared> {
     let c = &job.config;
     let t = Instant::now();
+    let input_file = FileStamp::of(&c.input.path);
     let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| job.locate(e.within("input")))?;
     tracing::debug!("{} opened in {:.3} s", c.input.path.display(), t.elapsed().as_secs_f64());
     let input = reader.geometry().clone();
@@ -54,35 +70,59 @@ pub fn prepare(job: Job) -> Result<Prepared> {
             format!("the trace spacing from the {bin_size_source} is {bin_size:?} m; set input.bin_size"),
         ));
     }
+    let mut warnings = Vec::new();
+    if input.n_missing() > 0 {
+        warnings.push(format!(
+            "{} of {} traces ({:.1} %) are missing from the input: they are zero in the sub-volume files and drawn \
+             as no data in the pictures",
+            input.n_missing(),
+            input.n_traces(),
+            100.0 * input.n_missing() as f64 / input.n_traces() as f64
+        ));
+    }
+    let velocity_file =
+        c.velocity.path.as_ref().map(|path| FileRecord { path: path.clone(), stamp: FileStamp::of(path) });
     let planned = || -> Result<_> {
-        let velocity = c.velocity.load(&input)?;
-        // What the image cannot be made of is the input's fault: the message names it.
-        let image = image_geometry(&input, &c.imaging, &velocity).map_err(|e| match e {
-            Error::Request(m) => Error::Request(format!("{}: {m}", c.input.path.display())),
-            e => e,
-        })?;
-        let products = products::plan_products(&c.output, &image)?;
-        let request = products::request(&products);
-        let mut plan = Plan::new(&input, bin_size, &c.window, &c.imaging, &velocity, &request)?;
-        plan.nonfinite = c.input.nonfinite;
-        Ok((velocity, image, products, request, plan))
+        let loaded = c.velocity.load(&input, bin_size, c.imaging.dz)?;
+        let planned = crate::scan::plan_migrations(c, &input, bin_size, loaded.model)?;
+        Ok((loaded.provenance, planned))
     };
-    let (velocity, image, products, request, plan) = planned().map_err(|e: Error| job.locate(e))?;
+    let (velocity_provenance, planned) = planned().map_err(|e: Error| job.locate(e))?;
+    let crate::scan::Planned { image, mut members, products, request, warnings: planned_warnings } = planned;
+    let scan = if members.len() > 1 { members.clone() } else { Vec::new() };
     refuse_writing_inputs(&job, &products)?;
-    Ok(Prepared { job, reader, bin_size, bin_size_source, velocity, image, products, request, plan })
+    let Member { velocity, plan, .. } = members.swap_remove(0);
+    let deepest = plan.last_level() as f64 * plan.depth.step;
+    warnings.extend(velocity_provenance.shallow_note(deepest).map(|note| format!("velocity: {note}")));
+    warnings.extend(planned_warnings);
+    Ok(Prepared {
+        job,
+        reader,
+        bin_size,
+        bin_size_source,
+        velocity,
+        velocity_provenance,
+        scan,
+        image,
+        products,
+        request,
+        plan,
+        warnings,
+        input_file,
+        velocity_file,
+    })
 }
 
-/// Refuse a job whose products or manifest would replace its input or its velocity file: the same file by
-/// identity (a hard link, a link to its folder), not only by name.
+/// Refuse a job that would write over its input or its velocity file: the same file by identity (a hard
+/// link, a link to its folder), not only by name, under any name the run gives a file in its output folder.
 fn refuse_writing_inputs(job: &Job, products: &[ProductSpec]) -> Result<()> {
     let c = &job.config;
     let mut inputs = vec![("the input", c.input.path.as_path())];
-    if let crate::velocity::VelocitySpec::File { path, .. } = &c.velocity {
+    if let Some(path) = &c.velocity.path {
         inputs.push(("the velocity file", path.as_path()));
     }
-    let mut outputs = products::file_paths(&c.output.dir, products);
-    outputs.push(c.output.dir.join(super::manifest::MANIFEST));
-    for output in outputs {
+    for name in super::folder::written_names(&c.output, products) {
+        let output = c.output.dir.join(&name);
         if let Some((what, input)) = crate::io::files::replaced_input(&output, &inputs) {
             return Err(job.error_at(
                 "output.dir",
@@ -98,15 +138,82 @@ fn refuse_writing_inputs(job: &Job, products: &[ProductSpec]) -> Result<()> {
 }
 
 impl Prepared {
-    /// The migration this job asks of an engine.
+    /// The migration this job asks of an engine (the first of a velocity scan).
     pub fn migration(&self) -> Migration<'_> {
         Migration { input: self.reader.as_ref(), plan: &self.plan, velocity: &self.velocity, request: &self.request }
+    }
+
+    /// Every migration this job asks of an engine: one, or the members of its velocity scan.
+    pub fn migrations(&self) -> Vec<Migration<'_>> {
+        if self.scan.is_empty() {
+            return vec![self.migration()];
+        }
+        let input = self.reader.as_ref();
+        self.scan
+            .iter()
+            .map(|m| Migration { input, plan: &m.plan, velocity: &m.velocity, request: &self.request })
+            .collect()
+    }
+
+    /// The members of the velocity scan with their velocities (empty when the job migrates once).
+    pub fn scan_models(&self) -> Vec<(crate::velocity::ScanStep, &VelocityModel)> {
+        self.scan.iter().map(|m| (m.step.expect("a member of a scan"), &m.velocity)).collect()
     }
 
     /// Where this job's products go and how they are drawn, for a run stopped by `cancel`.
     pub fn product_target(&self, cancel: CancelToken) -> ProductTarget<'_> {
         let output = &self.job.config.output;
-        ProductTarget { dir: &output.dir, image: &self.image, bin_size: self.bin_size, render: &output.render, cancel }
+        ProductTarget {
+            dir: &output.dir,
+            image: &self.image,
+            bin_size: self.bin_size,
+            render: &output.render,
+            cancel,
+            report: products::RunReport::of(&self.job, &self.velocity, &self.scan_models()),
+        }
+    }
+
+    /// What a batch log says of the job before it runs: the input, the method with its key parameters, and
+    /// the products.
+    pub fn summary(&self) -> Vec<String> {
+        let g = self.reader.geometry();
+        let (f0, f1) = self.plan.band_hz();
+        let depth = &self.image.samples;
+        let velocity = match self.scan_models().as_slice() {
+            [] => self.velocity.describe(),
+            scan => {
+                let steps: Vec<String> = scan.iter().map(|(s, _)| s.label()).collect();
+                format!("scan of {} ({})", steps.len(), steps.join(", "))
+            }
+        };
+        let mut method = format!(
+            "{}, velocity {velocity}, depth 0..{} m step {} m, {f0:.2}..{f1:.2} Hz",
+            self.plan.method.name(),
+            depth.last(),
+            depth.step
+        );
+        if let Some(d) = self.plan.dip_limit {
+            method.push_str(&format!(", dip limit {:.0}°", d.to_degrees()));
+        }
+        let stems: Vec<&str> = self.products.iter().map(|p| p.stem.as_str()).collect();
+        vec![
+            format!(
+                "input {}: {} inlines × {} crosslines × {} samples of {} ms, {} missing traces",
+                self.job.config.input.path.display(),
+                g.ilines.len,
+                g.xlines.len,
+                g.samples.len,
+                g.samples.step,
+                g.n_missing()
+            ),
+            method,
+            format!(
+                "{} into {}: {}",
+                count(self.products.len(), "product"),
+                self.job.config.output.dir.display(),
+                stems.join(", ")
+            ),
+        ]
     }
 
     /// What `validate` prints: the input, the plan and the products.
@@ -131,10 +238,21 @@ impl Prepared {
                 self.bin_size[0], self.bin_size[1], self.bin_size_source
             ),
         ];
+        lines.extend(self.velocity_provenance.steps.iter().map(|l| format!("velocity  {l}")));
+        for m in &self.scan {
+            let (lo, hi) = m.velocity.range();
+            let step = m.step.expect("a member of a scan");
+            let reach = m.plan.reach.map(|z| format!(", reaches {z:.0} m")).unwrap_or_default();
+            lines.push(format!(
+                "scan      {:<10} {lo:.1}..{hi:.1} m/s{reach}, products *{}",
+                step.label(),
+                step.suffix()
+            ));
+        }
         lines.extend(self.plan.describe().into_iter().map(|l| format!("plan      {l}")));
         lines.push(format!("output    {}", self.job.config.output.dir.display()));
         for p in &self.products {
-            let [a, b, c] = p.region.shape();
+            let [a, b, c] = p.geometry(&self.image).shape();
             let mut what: Vec<String> = Vec::new();
             if p.png {
                 what.push("png".into());
@@ -142,6 +260,16 @@ impl Prepared {
             what.extend(p.formats.iter().map(|f| f.extension().to_string()));
             lines.push(format!("          {:<24} {a} × {b} × {c} values → {}", p.stem, what.join(", ")));
         }
+        lines.extend(self.warnings.iter().map(|w| format!("warning   {w}")));
         lines
+    }
+}
+
+/// `n` things, the noun in the plural unless there is one: `1 product`, `4 products`.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

@@ -15,9 +15,11 @@ use seisimage::io::{write_volume, FileFormat, WriteOptions};
 use seisimage::synth::{Event, Medium, Model, ModelSpec};
 use seisimage::volume::VolumeReader;
 
-/// The `seisimage` binary built with these tests.
+/// The `seisimage` binary built with these tests, or the one `SEISIMAGE_BIN` names (the tests carried to
+/// another machine, where the build's path does not exist).
 pub fn seisimage() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_seisimage"));
+    let bin = std::env::var_os("SEISIMAGE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_seisimage").into());
+    let mut cmd = Command::new(bin);
     inherit_no_files(&mut cmd);
     cmd
 }
@@ -120,6 +122,11 @@ pub fn write_job(path: &Path, text: &str) -> PathBuf {
     path.to_path_buf()
 }
 
+/// This machine's host name, as the kernel gives it.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").expect("the host name").trim().to_string()
+}
+
 /// Names in `dir` (not recursive), sorted; empty when `dir` does not exist.
 pub fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = match std::fs::read_dir(dir) {
@@ -175,6 +182,11 @@ impl Running {
                 }
             }
         }
+    }
+
+    /// The process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn signal(&self, signal: i32) {

@@ -153,3 +153,139 @@ fn convert_refuses_a_box_outside_the_survey() {
     assert!(o.stderr.contains("selects nothing"), "{o:?}");
     assert!(!out.exists());
 }
+
+/// The trace headers of a big-endian SEG-Y file with a 3600-byte file header, read here byte by byte.
+struct RawSegy {
+    bytes: Vec<u8>,
+    trace_size: usize,
+}
+
+impl RawSegy {
+    fn open(path: &Path) -> RawSegy {
+        let bytes = std::fs::read(path).unwrap();
+        let samples = u16::from_be_bytes([bytes[3220], bytes[3221]]) as usize;
+        let per_sample = match i16::from_be_bytes([bytes[3224], bytes[3225]]) {
+            3 => 2,
+            8 => 1,
+            _ => 4,
+        };
+        RawSegy { trace_size: 240 + samples * per_sample, bytes }
+    }
+
+    fn traces(&self) -> usize {
+        (self.bytes.len() - 3600) / self.trace_size
+    }
+
+    /// The 4-byte field at 1-based byte `at` of trace `t` (0-based).
+    fn i32(&self, t: usize, at: usize) -> i32 {
+        let o = 3600 + t * self.trace_size + at - 1;
+        i32::from_be_bytes(self.bytes[o..o + 4].try_into().unwrap())
+    }
+
+    fn i16(&self, t: usize, at: usize) -> i16 {
+        let o = 3600 + t * self.trace_size + at - 1;
+        i16::from_be_bytes(self.bytes[o..o + 2].try_into().unwrap())
+    }
+
+    /// CDP x and y (181, 185) with the coordinate scalar (71) applied.
+    fn xy(&self, t: usize) -> [f64; 2] {
+        let s = self.i16(t, 71) as f64;
+        let scale = |v: i32| {
+            if s < 0.0 {
+                v as f64 / -s
+            } else if s > 0.0 {
+                v as f64 * s
+            } else {
+                v as f64
+            }
+        };
+        [scale(self.i32(t, 181)), scale(self.i32(t, 185))]
+    }
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/segyio").join(name)
+}
+
+/// A file that is not a grid (a shot gather) cannot be described as a volume, but its headers can be
+/// shown: the text header, the binary header and any trace's header, each field with its bytes.
+#[test]
+fn info_shows_the_headers_of_a_file_that_is_not_a_grid() {
+    let path = fixture("shot-gather.sgy");
+    let o = run(&["info", path.to_str().unwrap()]);
+    assert_ne!(o.code(), Some(0), "{o:?}");
+    assert!(o.stderr.contains("not a post-stack grid") && o.stderr.contains("info --raw-headers --trace N"), "{o:?}");
+
+    let raw = RawSegy::open(&path);
+    let o = run(&["info", "--raw-headers", "--trace", "2", path.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stdout.contains("textual file header") && o.stdout.contains("binary file header"), "{o:?}");
+    assert!(o.stdout.contains(&format!("trace header of trace 2 of {}", raw.traces())), "{o:?}");
+    let field = |bytes: &str| {
+        o.stdout.lines().find(|l| l.trim_start().starts_with(bytes)).unwrap_or_else(|| panic!("no {bytes}: {o:?}"))
+    };
+    assert!(field("3221-3222").ends_with(" 25"), "{}", field("3221-3222"));
+    for (bytes, at) in [("37-40", 37), ("189-192", 189), ("193-196", 193)] {
+        let value = raw.i32(1, at);
+        assert!(field(bytes).ends_with(&format!(" {value}")), "{} should hold {value}", field(bytes));
+    }
+    let o = run(&["info", "--trace", "62", path.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("trace 62") && o.stderr.contains("61 traces"), "{o:?}");
+}
+
+/// The summary speaks plainly: the byte order and sorting in lower case, one trace in the singular.
+#[test]
+fn info_words_the_summary_plainly() {
+    let o = run(&["info", "--no-stats", f3().to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stdout.contains("SEG-Y rev 1.0, big-endian (detected: "), "{o:?}");
+    assert!(o.stdout.contains("414 in the file, sorted by inline (inlines ascending, crosslines ascending)"), "{o:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(1, 1, 50);
+    let path = dir.path().join("one.h5");
+    write_volume(FileFormat::Hdf5, &path, m.geometry(), &samples(&m), &WriteOptions::default()).unwrap();
+    let o = run(&["info", "--no-stats", path.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stdout.contains("grid         1 trace, 0 missing"), "{o:?}");
+}
+
+/// Converting into a folder that does not exist says so, as a mistake on the command line (exit 2),
+/// without the HDF5 library's internals.
+#[test]
+fn convert_into_a_missing_folder_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["cut.h5", "cut.sgy", "cut.npy"] {
+        let out = dir.path().join("no/such/folder").join(name);
+        let o = run(&["convert", f3().to_str().unwrap(), out.to_str().unwrap()]);
+        assert_eq!(o.code(), Some(2), "{o:?}");
+        let expect = format!("the folder {} does not exist", dir.path().join("no/such/folder").display());
+        assert!(o.stderr.contains(&expect), "expected {expect:?}\n{o:?}");
+        assert!(!o.stderr.contains("H5") && !o.stderr.contains("HDF5-DIAG"), "{o:?}");
+        assert_eq!(o.stderr.lines().count(), 1, "{o:?}");
+    }
+}
+
+/// SEG-Y to SEG-Y keeps what the input had and the output can carry: the text header, each trace's CDP
+/// number and its coordinates as stored (F3's do not lie exactly on a fitted grid).
+#[test]
+fn convert_keeps_the_text_header_cdp_numbers_and_coordinates() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cut.sgy");
+    let o = run(&["convert", f3().to_str().unwrap(), out.to_str().unwrap(), "--iline", "115:120"]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let (input, output) = (RawSegy::open(&f3()), RawSegy::open(&out));
+    assert_eq!(output.bytes[..3200], input.bytes[..3200], "the text header changed");
+    let by_line: std::collections::HashMap<(i32, i32), usize> =
+        (0..input.traces()).map(|t| ((input.i32(t, 189), input.i32(t, 193)), t)).collect();
+    assert_eq!(output.traces(), 6 * 18);
+    let mut moved = 0;
+    for t in 0..output.traces() {
+        let source = by_line[&(output.i32(t, 189), output.i32(t, 193))];
+        assert_eq!(output.i32(t, 21), input.i32(source, 21), "CDP of output trace {t}");
+        assert_eq!(output.xy(t), input.xy(source), "coordinates of output trace {t}");
+        moved += (input.i32(source, 21) != t as i32 + 1) as usize;
+    }
+    assert!(moved > 0, "the test needs CDP numbers that differ from a renumbering");
+}

@@ -29,10 +29,12 @@ fn nonfinite_samples_are_zeroed_counted_and_kept_out_of_the_image() {
     let (job, out) = setup(dir.path());
     let o = run(&["run", job.to_str().unwrap()]);
     assert_eq!(o.code(), Some(0), "{o:?}");
-    assert!(o.stderr.contains("WARN 4 NaN, infinite or out-of-range input samples were set to zero"), "{o:?}");
+    let said = "input.nonfinite: 4 NaN, infinite or out-of-range input samples were set to zero";
+    assert!(o.stderr.contains(&format!("WARN {said}")), "{o:?}");
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["stages"]["nonfinite_samples"], 4);
+    assert!(manifest["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().starts_with(said)));
     assert_eq!(manifest["config"]["input"]["nonfinite"], "zero");
     for product in ["inline_4.npy", "depth_100m.npy"] {
         let (shape, values) = seisimage::io::npy::read(&out.join(product)).unwrap();

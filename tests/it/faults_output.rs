@@ -82,7 +82,8 @@ fn missing_output_folders_are_created() {
     let job = write_job(&dir.path().join("job.toml"), &job_text(&input, &out, "nz = 20", "depth_slices = [100.0]"));
     let o = run(&["run", job.to_str().unwrap()]);
     assert_eq!(o.code(), Some(0), "{o:?}");
-    assert_eq!(names(&out), ["depth_100m.json", "depth_100m.png", "manifest.json"]);
+    assert_eq!(names(&out), ["depth_100m.json", "depth_100m.png", "index.html", "manifest.json"]);
+    assert!(o.stderr.contains("1 product,") && !o.stderr.contains("1 products"), "{o:?}");
 }
 
 /// The free-space rule with the free-space figure given, as the run gets it from the file system.

@@ -365,9 +365,9 @@ fn links_planted_in_the_output_folder_are_never_written_through() {
     let victim = dir.path().join("victim.txt");
     std::fs::write(&victim, b"precious").unwrap();
     let plant = format!(
-        "for name in inline_8.png inline_8.json inline_8.npy inline_8.h5 manifest.json; do \
+        "for name in inline_8.png inline_8.json inline_8.npy inline_8.h5 index.html manifest.json; do \
            for n in $(seq 0 40); do ln -s {victim} {out}/.$name.partial-$$-$n; ln -s {victim} {out}/.$name.replaced-$$-$n; done; \
-         done; ln -s {victim} {out}/.seisimage-write-test-$$; exec \"$0\" run {job}",
+         done; exec \"$0\" run {job}",
         victim = victim.display(),
         out = out.display(),
         job = job.display()
@@ -378,7 +378,7 @@ fn links_planted_in_the_output_folder_are_never_written_through() {
     let o = run_command(&mut cmd);
     assert_eq!(o.code(), Some(0), "{o:?}");
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "the run wrote through a planted link");
-    for name in ["inline_8.png", "inline_8.json", "inline_8.npy", "inline_8.h5", "manifest.json"] {
+    for name in ["inline_8.png", "inline_8.json", "inline_8.npy", "inline_8.h5", "index.html", "manifest.json"] {
         let meta = std::fs::symlink_metadata(out.join(name)).unwrap();
         assert!(meta.file_type().is_file(), "{name} is not a regular file");
     }
@@ -511,6 +511,72 @@ fn a_product_that_is_the_velocity_file_is_refused() {
     assert_eq!(std::fs::read(&velocity).unwrap(), before);
 }
 
+/// Every name a run gives a file is checked, not only the sections in depth: the page, products in time,
+/// attributes, the members and panels of a velocity scan, and a velocity text table is an input like a cube.
+#[test]
+fn products_of_every_kind_that_are_an_input_are_refused() {
+    let scan = "[velocity]\nkind = \"constant\"\nvelocity = 2000.0\nscale = [0.95, 1.05]";
+    let cases = [
+        ("index.html", "inlines = [8]", ""),
+        ("inline_8_time.sgy", "inlines = [8]\ndomain = [\"time\"]\nslice_formats = [\"segy\"]", ""),
+        ("inline_8_envelope.npy", "inlines = [8]\nattributes = [\"envelope\"]\nslice_formats = [\"npy\"]", ""),
+        ("inline_8_v105.json", "inlines = [8]", scan),
+        ("inline_8_panel.png", "inlines = [8]", scan),
+    ];
+    for (name, output, velocity) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let m = model(16, 12, 100);
+        let input = dir.path().join("input.sgy");
+        write_segy(&input, &m, &samples(&m));
+        let before = std::fs::read(&input).unwrap();
+        std::fs::hard_link(&input, out.join(name)).unwrap();
+        let mut text = job_text(&input, &out, "nz = 20", output);
+        if !velocity.is_empty() {
+            text = text.replace("[velocity]\nkind = \"constant\"\nvelocity = 2000.0", velocity);
+        }
+        let job = write_job(&dir.path().join("job.toml"), &text);
+        let o = run(&["run", path_str(&job)]);
+        assert_eq!(o.code(), Some(2), "{name}: {o:?}");
+        assert!(o.stderr.contains("would replace the input") && o.stderr.contains(name), "{name}: {o:?}");
+        assert_eq!(std::fs::read(&input).unwrap(), before, "{name}: the input was replaced");
+    }
+
+    // A velocity text table under the name of a picture's sidecar.
+    let dir = tempfile::tempdir().unwrap();
+    let (job, _, out) = small_job(dir.path(), "", "inlines = [8]");
+    std::fs::create_dir(&out).unwrap();
+    let table = out.join("inline_8.json");
+    std::fs::write(&table, "0 2000\n1000 2400\n").unwrap();
+    let text = std::fs::read_to_string(&job).unwrap().replace(
+        "kind = \"constant\"\nvelocity = 2000.0",
+        &format!("kind = \"table\"\npath = {table:?}\ndomain = \"time\""),
+    );
+    let job = write_job(&job, &text);
+    let o = run(&["run", path_str(&job)]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("would replace the velocity file"), "{o:?}");
+    assert_eq!(std::fs::read_to_string(&table).unwrap(), "0 2000\n1000 2400\n");
+}
+
+#[test]
+fn plot_onto_its_own_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(6, 5, 40);
+    let input = dir.path().join("a.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let before = std::fs::read(&input).unwrap();
+    // the picture, and its sidecar (a.json beside a.png), each a hard link to the input
+    for (picture, link) in [("a.png", "a.png"), ("b.png", "b.json")] {
+        std::fs::hard_link(&input, dir.path().join(link)).unwrap();
+        let o = run(&["plot", path_str(&input), "--inline", "2", "-o", path_str(&dir.path().join(picture))]);
+        assert_eq!(o.code(), Some(2), "{o:?}");
+        assert!(o.stderr.contains("is the input"), "{o:?}");
+        assert_eq!(std::fs::read(&input).unwrap(), before);
+    }
+}
+
 #[test]
 fn convert_onto_its_own_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -550,19 +616,28 @@ fn fifos_and_devices_are_refused_at_once() {
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(o.stderr.contains(path_str(&fifo)) && o.stderr.contains("FIFO"), "{o:?}");
 
+    // a job naming one is a mistake in the job, found with its other files, placed at the key
     let text = std::fs::read_to_string(&job).unwrap();
     let as_input = write_job(&dir.path().join("fifo-input.toml"), &text.replace(path_str(&input), path_str(&fifo)));
     let o = run_within(seisimage().args(["run", path_str(&as_input)]), limit);
-    assert_eq!(o.code(), Some(1), "{o:?}");
-    assert!(o.stderr.contains("FIFO"), "{o:?}");
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("input.path") && o.stderr.contains("FIFO"), "{o:?}");
 
-    let as_velocity = write_job(
-        &dir.path().join("fifo-velocity.toml"),
-        &text.replace("kind = \"constant\"\nvelocity = 2000.0", &format!("kind = \"file\"\npath = {fifo:?}")),
-    );
-    let o = run_within(seisimage().args(["run", path_str(&as_velocity)]), limit);
-    assert_eq!(o.code(), Some(1), "{o:?}");
-    assert!(o.stderr.contains("FIFO"), "{o:?}");
+    let constant = "kind = \"constant\"\nvelocity = 2000.0";
+    for (form, velocity) in [
+        ("cube", format!("kind = \"file\"\npath = {fifo:?}")),
+        ("text table", format!("kind = \"table\"\npath = {fifo:?}\ndomain = \"time\"")),
+        ("text functions", format!("kind = \"functions\"\npath = {fifo:?}\ndomain = \"depth\"")),
+        ("device", "kind = \"table\"\npath = \"/dev/zero\"\ndomain = \"time\"".to_string()),
+    ] {
+        let as_velocity = write_job(&dir.path().join("fifo-velocity.toml"), &text.replace(constant, &velocity));
+        for command in ["validate", "run"] {
+            let o = run_within(seisimage().args([command, path_str(&as_velocity)]), limit);
+            assert_eq!(o.code(), Some(2), "{form}, {command}: {o:?}");
+            assert!(o.stderr.contains("velocity.path"), "{form}, {command}: {o:?}");
+            assert!(o.stderr.contains("FIFO") || o.stderr.contains("character device"), "{form}: {o:?}");
+        }
+    }
 
     let job_fifo = dir.path().join("job-pipe.toml");
     mkfifo(&job_fifo);
@@ -584,6 +659,28 @@ fn fifos_and_devices_are_refused_at_once() {
     assert_eq!(o.code(), Some(2), "{o:?}");
     assert!(o.stderr.contains("larger than"), "{o:?}");
     assert!(!out.exists());
+}
+
+/// FIFOs planted in a shared output folder under the names a run reads there (the folder's lock, the
+/// manifest of the run before) would block the run for ever on opening them: the lock is refused with a
+/// message, the manifest is not read.
+#[test]
+fn fifos_planted_in_the_output_folder_do_not_hang_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, _, out) = small_job(dir.path(), "", "depth_slices = [50.0]");
+    std::fs::create_dir(&out).unwrap();
+    let limit = Duration::from_secs(20);
+
+    mkfifo(&out.join("manifest.json"));
+    let o = run_within(seisimage().args(["run", path_str(&job)]), limit);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stderr.contains("is not a manifest seisimage can read") && o.stderr.contains("FIFO"), "{o:?}");
+    assert!(std::fs::symlink_metadata(out.join("manifest.json")).unwrap().is_file());
+
+    mkfifo(&out.join(".seisimage.lock"));
+    let o = run_within(seisimage().args(["run", path_str(&job)]), limit);
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains(".seisimage.lock") && o.stderr.contains("not a plain file"), "{o:?}");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -614,7 +711,7 @@ fn more_products_than_open_files_allowed() {
     let o = run_command(&mut cmd);
     assert_eq!(o.code(), Some(0), "{o:?}");
     assert!(o.stderr.contains("the files of 268 of 300 products are created when their values come"), "{o:?}");
-    assert_eq!(names(&out).len(), 301);
+    assert_eq!(names(&out).len(), 302, "300 products, the page and the manifest");
 }
 
 #[test]

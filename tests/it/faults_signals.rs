@@ -33,6 +33,9 @@ fn sigterm_during_the_depth_loop_stops_the_job_with_143() {
     assert_eq!(status.code(), Some(143), "{log}");
     assert!(log.contains("error: interrupted by SIGTERM; stopped cleanly and removed its temporary files"), "{log}");
     assert!(!log.contains("phase shift: done"), "the signal came after the depth loop:\n{log}");
+    // The log says how far the run got before the signal.
+    let said = log.lines().find(|l| l.contains(" WARN ") && l.contains("SIGTERM")).unwrap_or_else(|| panic!("{log}"));
+    assert!(said.contains("during phase shift at ") && said.contains("/600 depth levels"), "{said}");
     assert_eq!(partial_files(&out), Vec::<String>::new());
     assert!(!out.join("manifest.json").exists());
     assert!(!out.join("inline_24.png").exists(), "no product can exist before the migration ends");

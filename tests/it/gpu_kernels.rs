@@ -23,7 +23,16 @@ fn every_kernel_compiles_for_hopper_and_ampere() {
         return;
     }
     let names = kernels::kernel_names();
-    for expected in ["band_transpose", "gather_box", "phase_shift_block", "stolt_remap", "split_step_lens_image"] {
+    for expected in [
+        "band_transpose",
+        "gather_box",
+        "phase_shift_block",
+        "stolt_remap",
+        "split_step_lens_image",
+        "attr_load",
+        "attr_analytic",
+        "attr_output",
+    ] {
         assert!(names.contains(&expected), "kernel scan found {names:?}, not {expected}");
     }
     for arch in ["sm_80", "sm_90"] {
@@ -56,6 +65,8 @@ fn kernel_signatures_are_read_from_the_ptx() {
     // pointers, ints, doubles and floats in the order the source declares them
     assert_eq!(sigs["split_step_shift"], vec![U64, U64, U64, U32, U32, F64, F64, F32, F32, F32]);
     assert_eq!(sigs["scale_planes"], vec![U64, U64, U32, U32]);
+    // The attribute kernel takes what src/gpu/attributes.rs passes, in its order.
+    assert_eq!(sigs["attr_output"], vec![U64, U32, U32, U32, U32, U32, U32, F32, U64]);
 }
 
 /// The records the host fills for the kernels lay out in the compiled program as in Rust, field by field;

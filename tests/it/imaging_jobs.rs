@@ -10,7 +10,7 @@ use seisimage::context::RunContext;
 use seisimage::imaging::{Engine, ImageRequest, ImagingParams, Method, Migration, ProductSink};
 use seisimage::progress::{Progress, Silent};
 use seisimage::synth::{ricker, Event, Medium, Model, ModelSpec};
-use seisimage::velocity::VelocityModel;
+use seisimage::velocity::{VelocityGrid, VelocityModel};
 use seisimage::volume::{Domain, Geometry, IndexBox, SampleAxis, ValueBox, Volume};
 use seisimage::window::WindowParams;
 
@@ -246,7 +246,7 @@ fn split_step_focuses_through_a_lateral_gradient() {
             model.trace_mut(il, xl).fill(vel(il as f64 * 10.0) as f32);
         }
     }
-    let velocity = VelocityModel::from_reader(&model, &data.geometry).unwrap();
+    let velocity = VelocityModel::Grid(VelocityGrid::new(model.geometry, model.data, "gradient").unwrap());
     let params = ImagingParams { method: Method::SplitStep, dz: 4.0, nz: Some(120), fmax: 60.0, ..Default::default() };
     let centre = [x0 / 10.0, y0 / 10.0, z0 / 4.0];
     for_each_backend(|engine| {

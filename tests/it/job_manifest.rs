@@ -68,6 +68,19 @@ fn the_manifest_records_the_run_and_vouches_for_every_product() {
     assert_eq!(m["input"]["axes"]["samples"], json!({"origin": 0.0, "step": 4.0, "len": 150, "domain": "time"}));
     assert_eq!((m["input"]["traces"].as_u64(), m["input"]["missing_traces"].as_u64()), (Some(320), Some(0)));
     assert_eq!(m["input"]["bin_size_source"], "survey coordinates");
+    // the input file as it was when read, the machine, and how the run was started
+    let input_meta = std::fs::metadata(dir.path().join("input.sgy")).unwrap();
+    assert_eq!(m["input"]["file"]["bytes"].as_u64(), Some(input_meta.len()));
+    let modified = seisimage::run::utc(input_meta.modified().unwrap());
+    assert_eq!(m["input"]["file"]["modified_utc"], modified.as_str());
+    assert_eq!(m["velocity_file"], Value::Null, "a constant velocity has no file");
+    assert_eq!(m["host"], crate::cli_common::host_name().as_str());
+    let command: Vec<&str> = m["command_line"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert_eq!(command[1..], ["run", job.to_str().unwrap()]);
+    assert_eq!(m["overrides"], json!([]));
+    // 10 m steps and bins are coarse for 60 Hz at 2000 m/s: the plan says so.
+    let warnings = m["warnings"].as_array().unwrap();
+    assert!(warnings.iter().any(|w| w.as_str().unwrap().starts_with("imaging.dz: dz 10 m is coarser")), "{warnings:?}");
     // the CPU moves nothing across a PCIe bus
     assert_eq!(m["backend"]["kind"], "cpu");
     let stages = &m["stages"];
@@ -90,7 +103,10 @@ fn the_manifest_records_the_run_and_vouches_for_every_product() {
         (json!({"kind": "depth-slice", "depth_m": 120.0}), [line(1, 20), line(1, 16), depth(120.0, 1)]),
         (json!({"kind": "roi", "name": "box"}), [line(3, 5), line(2, 3), depth(100.0, 11)]),
     ];
-    assert_eq!(products.len(), expect.len());
+    // The products, then the run's page.
+    assert_eq!(products.len(), expect.len() + 1);
+    assert_eq!(products[expect.len()]["kind"], "index");
+    assert_eq!(products[expect.len()]["files"][0]["path"], "index.html");
     for (p, (kind, [il, xl, z])) in products.iter().zip(expect) {
         for (k, v) in kind.as_object().unwrap() {
             assert_eq!(&p[k], v, "{p}");
@@ -166,7 +182,15 @@ fn the_backend_falls_back_to_the_cpu_only_when_asked_to() {
         Err(why) => {
             assert_eq!(m["backend"]["kind"], "cpu");
             assert!(m["backend"]["detail"].as_str().unwrap().contains(&why.0), "{}", m["backend"]);
-            assert!(o.stderr.contains("no usable GPU") && o.stderr.contains(&why.0), "{o:?}");
+            // One short line says why, once per process, however many jobs; the whole reason at debug level.
+            let ([first, second], _, _) = two_jobs(dir.path());
+            let o = run(&["run", first.to_str().unwrap(), second.to_str().unwrap(), "--backend", "auto"]);
+            assert_eq!(o.code(), Some(0), "{o:?}");
+            let said: Vec<&str> = o.stderr.lines().filter(|l| l.contains("no usable GPU")).collect();
+            assert_eq!(said.len(), 1, "{o:?}");
+            assert!(said[0].len() < 160 && !said[0].contains(&why.0), "{}", said[0]);
+            let o = run(&["-v", "run", job.to_str().unwrap(), "--backend", "auto"]);
+            assert!(o.stderr.contains(&why.0), "{o:?}");
 
             let o = run_job(&job, &["--backend", "cuda"]);
             assert_eq!(o.code(), Some(1), "{o:?}");
@@ -183,18 +207,35 @@ fn the_backend_falls_back_to_the_cpu_only_when_asked_to() {
 }
 
 /// Without a terminal, stderr is a plain batch log: timestamped lines, progress lines at the interval
-/// asked for, no colour codes, no progress bar; `--quiet` leaves only warnings and errors.
+/// asked for, no colour codes, no progress bar; `--quiet` leaves only warnings and errors. The log alone
+/// says what ran: the version, the job file, the input, the method and its key parameters, the products;
+/// each progress line counts in a unit and says how long is left.
 #[test]
 fn a_batch_log_is_plain_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let (job, _) = setup(dir.path());
+    let (job, out) = setup(dir.path());
     let o = run(&["--progress-interval", "0", "run", job.to_str().unwrap()]);
     assert_eq!(o.code(), Some(0), "{o:?}");
     assert!(!o.stderr.contains('\x1b') && !o.stderr.contains('\r'), "{o:?}");
-    for expect in
-        ["INFO migrating with phase-shift on cpu", "INFO phase shift: ", "INFO writing: 4/4 (100 %)", "INFO done in"]
-    {
+    for expect in [
+        &format!("INFO seisimage {}: job {}", env!("CARGO_PKG_VERSION"), job.display()),
+        &format!(
+            "INFO input {}: 20 inlines × 16 crosslines × 150 samples of 4 ms",
+            dir.path().join("input.sgy").display()
+        ),
+        "INFO phase-shift, velocity constant 2000 m/s, depth 0..490 m step 10 m, 0.00..60.00 Hz",
+        &format!("INFO 4 products into {}: inline_5, xline_9, depth_120m, roi_box", out.display()),
+        "INFO migrating with phase-shift on cpu",
+        "INFO writing: 4/4 products (100 %)",
+        "INFO done in",
+    ] {
         assert!(o.stderr.contains(expect), "{expect:?} missing:\n{}", o.stderr);
+    }
+    let progress: Vec<&str> = o.stderr.lines().filter(|l| l.contains("INFO phase shift: ")).collect();
+    assert!(!progress.is_empty(), "{}", o.stderr);
+    for line in progress {
+        assert!(line.contains("/50 depth levels ("), "{line}");
+        assert!(line.contains("(100 %)") || line.contains(" left"), "{line}");
     }
     assert!(
         o.stderr.lines().all(|l| l.starts_with("20") && l.contains('T')),
@@ -202,9 +243,10 @@ fn a_batch_log_is_plain_lines() {
         o.stderr
     );
 
+    // The job's warnings (coarse steps for its band) stay; nothing else does.
     let o = run(&["--quiet", "run", job.to_str().unwrap()]);
     assert_eq!(o.code(), Some(0), "{o:?}");
-    assert_eq!(o.stderr, "");
+    assert!(!o.stderr.is_empty() && o.stderr.lines().all(|l| l.contains(" WARN ")), "{o:?}");
 }
 
 /// The job of [`setup`] and a second one on the same input, 30 levels deep, writing into `out2`: the job
@@ -321,4 +363,81 @@ fn jobs_of_one_batch_share_the_engine_and_compute_what_they_compute_alone() {
             }
         }
     }
+}
+
+/// The manifest records how the run was started: the command line, the values `--set` gave, and the
+/// Slurm job and array task it ran in.
+#[test]
+fn the_manifest_records_the_command_line_overrides_and_slurm_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out) = setup(dir.path());
+    let o = crate::cli_common::run_command(
+        crate::cli_common::seisimage()
+            .args(["run", job.to_str().unwrap(), "--set", "imaging.fmax=40", "--set", "output.png=false"])
+            .env("SLURM_JOB_ID", "4242")
+            .env("SLURM_ARRAY_JOB_ID", "4200")
+            .env("SLURM_ARRAY_TASK_ID", "42"),
+    );
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let m = manifest(&out);
+    let command: Vec<&str> = m["command_line"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert_eq!(command[1..], ["run", job.to_str().unwrap(), "--set", "imaging.fmax=40", "--set", "output.png=false"]);
+    assert_eq!(m["overrides"], json!(["imaging.fmax=40", "output.png=false"]));
+    assert_eq!(m["config"]["imaging"]["fmax"], 40.0);
+    assert_eq!(m["slurm"], json!({"job_id": "4242", "array_job_id": "4200", "array_task_id": "42"}));
+}
+
+/// The shipped Slurm script leaves a log a person can read after a successful task: it does not run
+/// with `--quiet`. Run here with a stand-in `srun` that runs its command.
+#[test]
+fn the_slurm_script_leaves_a_log() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (job, _) = setup(dir.path());
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::fs::write(bin.join("srun"), "#!/bin/sh\nexec \"$@\"\n").unwrap();
+    std::fs::set_permissions(bin.join("srun"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_seisimage"), bin.join("seisimage")).unwrap();
+    let list = dir.path().join("jobs.txt");
+    std::fs::write(&list, format!("{}\n", job.display())).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/slurm-array.sh");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(&script).arg(&list).env("PATH", path).env("SLURM_ARRAY_TASK_ID", "1");
+    let o = crate::cli_common::run_command(crate::cli_common::inherit_no_files(&mut cmd));
+    // Here without a GPU the task fails (the script asks for the cuda backend), with a GPU it succeeds:
+    // either way its log names the job.
+    assert!(
+        o.stderr.contains(&format!("INFO seisimage {}: job {}", env!("CARGO_PKG_VERSION"), job.display())),
+        "{o:?}"
+    );
+}
+
+/// A velocity read from a file is recorded with the file's size and modification time, as the input is.
+#[test]
+fn the_manifest_records_the_velocity_file() {
+    use seisimage::io::{write_volume, FileFormat, WriteOptions};
+    use seisimage::volume::{Domain, Geometry, SampleAxis};
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out) = setup(dir.path());
+    // 2000 m/s on the input's grid (inlines 1..=20, crosslines 1..=16), 0 to 600 m.
+    let m = model(20, 16, 150);
+    let depth = SampleAxis { origin: 0.0, step: 10.0, len: 61, domain: Domain::Depth };
+    let grid = Geometry::regular(m.geometry().ilines, m.geometry().xlines, depth);
+    let vint = dir.path().join("vint.h5");
+    write_volume(FileFormat::Hdf5, &vint, &grid, &vec![2000.0; grid.n_values()], &WriteOptions::default()).unwrap();
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("kind = \"constant\"\nvelocity = 2000.0", &format!("kind = \"file\"\npath = {vint:?}"));
+    let job = write_job(&job, &text);
+    let o = run_job(&job, &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let meta = std::fs::metadata(&vint).unwrap();
+    let expect = json!({
+        "path": vint,
+        "bytes": meta.len(),
+        "modified_utc": seisimage::run::utc(meta.modified().unwrap()),
+    });
+    assert_eq!(manifest(&out)["velocity_file"], expect);
 }

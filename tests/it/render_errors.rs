@@ -85,8 +85,10 @@ fn nan_samples_render_as_no_data_and_stay_out_of_the_clip() {
     assert_eq!(done.clip, 0.0);
     let meta: serde_json::Value = serde_json::from_slice(&std::fs::read(&done.sidecar).unwrap()).unwrap();
     let no_data: Vec<u8> = meta["no_data_rgb"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u8).collect();
-    let mut reader =
-        png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap())).read_info().unwrap();
+    // A picture of one colour is a palette PNG: expanded to RGB as a viewer shows it.
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap()));
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().unwrap();
     let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
     reader.next_frame(&mut rgb).unwrap();
     assert!(rgb.chunks(3).all(|c| c == no_data.as_slice()), "an all-NaN slice is all no-data");

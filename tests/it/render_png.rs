@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use seisimage::render::{render_png, sidecar_path, Colormap, PlotAxis, RenderOptions, Slice, SliceData};
+use seisimage::render::{
+    render_png, sidecar_path, ClipSetting, Colormap, PlotAxis, RenderOptions, Sampling, Slice, SliceData,
+};
 use seisimage::volume::{CoordTransform, Domain, Geometry, LineAxis, SampleAxis, Volume};
 use serde_json::Value;
 
@@ -17,7 +19,10 @@ struct Image {
 impl Image {
     fn read(path: &Path) -> Image {
         let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
-        let mut reader = png::Decoder::new(file).read_info().unwrap();
+        // Palette pictures are expanded to RGB, as any viewer shows them.
+        let mut decoder = png::Decoder::new(file);
+        decoder.set_transformations(png::Transformations::EXPAND);
+        let mut reader = decoder.read_info().unwrap();
         let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut rgb).unwrap();
         assert_eq!((info.color_type, info.bit_depth), (png::ColorType::Rgb, png::BitDepth::Eight));
@@ -248,23 +253,52 @@ fn annotation_fills_the_margins_and_plain_images_have_none() {
 }
 
 #[test]
-fn small_slices_are_enlarged_with_interpolated_amplitudes() {
+fn small_slices_are_enlarged_as_cells_into_a_small_palette_file() {
     let dir = tempfile::tempdir().unwrap();
-    // 75 depth samples under 18 traces, amplitude rising linearly across.
-    let data = grid(75, 18, |_, c| c as f32 / 17.0 * 2.0 - 1.0);
-    let slice = Slice { data: &data, rows: depth(75, 4.0), cols: xlines(18, 25.0) };
+    // 23 × 18 samples (the F3 cut's depth slice), amplitude rising linearly across.
+    let data = grid(23, 18, |_, c| c as f32 / 17.0 * 2.0 - 1.0);
+    let slice = Slice { data: &data, rows: xlines(23, 25.0), cols: xlines(18, 25.0) };
     let path = out(&dir, "small.png");
-    let opts = RenderOptions { colormap: Colormap::Gray, clip: Some(1.0), ..plain() };
+    let opts = RenderOptions { colormap: Colormap::Gray, clip: ClipSetting::Fixed(1.0), ..plain() };
     render_png(&path, &slice, &opts).unwrap();
     let img = Image::read(&path);
     assert!(img.width >= 800, "{} pixels wide", img.width);
-    assert!((img.height as f64 / img.width as f64 - 300.0 / 450.0).abs() < 0.01);
-    // Nearest-sample enlargement would give 18 grey levels; interpolating amplitudes gives a smooth ramp.
+    // Each sample is a cell of one colour: 18 grey levels across, no interpolated diamonds in between.
     let row: Vec<u8> = (0..img.width).map(|x| img.at(x, img.height / 2)[0]).collect();
     let mut levels = row.clone();
     levels.dedup();
-    assert!(levels.len() > 200, "{} grey levels", levels.len());
+    assert_eq!(levels.len(), 18, "{levels:?}");
     assert!(row.windows(2).all(|w| w[0] <= w[1]), "the ramp must rise monotonically");
+    assert_eq!(sidecar(&path)["sampling"]["cols"], "cells");
+    // A palette PNG: the picture is a few kilobytes, not the megabyte of an RGB one.
+    let bytes = std::fs::metadata(&path).unwrap().len();
+    assert!(bytes < 20_000, "{bytes} bytes");
+    let annotated = out(&dir, "annotated.png");
+    render_png(&annotated, &slice, &RenderOptions { clip: ClipSetting::Fixed(1.0), ..Default::default() }).unwrap();
+    let bytes = std::fs::metadata(&annotated).unwrap().len();
+    assert!(bytes < 60_000, "{bytes} bytes");
+}
+
+#[test]
+fn fine_sections_are_interpolated_along_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    // 75 depth samples of 4 m under 18 traces 25 m apart: the traces become cells, depth is smooth.
+    let data = grid(75, 18, |r, _| r as f32 / 74.0 * 2.0 - 1.0);
+    let slice = Slice { data: &data, rows: depth(75, 4.0), cols: xlines(18, 25.0) };
+    let path = out(&dir, "section.png");
+    let opts = RenderOptions {
+        colormap: Colormap::Gray,
+        clip: ClipSetting::Fixed(1.0),
+        sampling: Sampling::Linear,
+        ..plain()
+    };
+    render_png(&path, &slice, &opts).unwrap();
+    let img = Image::read(&path);
+    let column: Vec<u8> = (0..img.height).map(|y| img.at(img.width / 2, y)[0]).collect();
+    let mut levels = column.clone();
+    levels.dedup();
+    assert!(levels.len() > 75, "{} grey levels down the section", levels.len());
+    assert_eq!(sidecar(&path)["sampling"]["rows"], "interpolated");
 }
 
 #[test]

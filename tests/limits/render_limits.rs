@@ -2,7 +2,9 @@
 //! about what the picture itself takes, and the whole picture (frame, labels and colour bar included)
 //! keeps to `max_pixels`.
 
-use seisimage::render::{render_png, PlotAxis, RenderOptions, Slice};
+use seisimage::render::{
+    render_png, render_png_with, Display, PictureInfo, PlotAxis, Provenance, RenderOptions, Slice, MAX_TITLE_CHARS,
+};
 
 use crate::counting_allocator::{exclusive, peak_allocation};
 
@@ -38,10 +40,41 @@ fn a_slice_of_fine_depth_steps_is_drawn_in_little_memory() {
 #[test]
 fn the_frame_counts_against_max_pixels() {
     let _one_at_a_time = exclusive();
-    for exaggeration in [1e9, 1e-9] {
-        let opts = RenderOptions { max_pixels: 1_000_000, vertical_exaggeration: exaggeration, ..Default::default() };
-        let (w, h, peak) = draw(axis("depth", "m", 100, 10.0), axis("xline", "", 12, 10.0), &opts);
-        assert!(w * h <= 1_000_000, "exaggeration {exaggeration}: {w} × {h} pixels");
-        assert!(peak <= 64 << 20, "exaggeration {exaggeration}: {peak} bytes allocated for {w} × {h} pixels");
+    for display in [Display::Density, Display::Wiggle, Display::Va] {
+        for exaggeration in [1e9, 1e-9] {
+            let opts = RenderOptions {
+                max_pixels: 1_000_000,
+                vertical_exaggeration: exaggeration,
+                display,
+                ..Default::default()
+            };
+            let (w, h, peak) = draw(axis("depth", "m", 100, 10.0), axis("xline", "", 12, 10.0), &opts);
+            assert!(w * h <= 1_000_000, "{display:?}, exaggeration {exaggeration}: {w} × {h} pixels");
+            assert!(peak <= 64 << 20, "{display:?}, exaggeration {exaggeration}: {peak} bytes for {w} × {h} pixels");
+        }
     }
+}
+
+/// A title template is bounded as written, but its fields are filled in from what a run knows (the
+/// product, the input's name, the velocity): the title drawn is cut to the same bound, and the picture
+/// stays within `max_pixels`.
+#[test]
+fn a_title_filled_in_from_long_fields_is_cut() {
+    let _one_at_a_time = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<f32> = (0..100 * 12).map(|k| ((k % 97) as f32 - 48.0) / 48.0).collect();
+    let slice = Slice { data: &data, rows: axis("depth", "m", 100, 10.0), cols: axis("xline", "", 12, 10.0) };
+    let opts =
+        RenderOptions { max_pixels: 1_000_000, title: Some("{product} of {input}".into()), ..Default::default() };
+    let mut info = PictureInfo::amplitude(&"P".repeat(100_000));
+    info.provenance = Some(Provenance { input: "i".repeat(255), ..Default::default() });
+    let path = dir.path().join("slice.png");
+    let (image, peak) = peak_allocation(|| render_png_with(&path, &slice, &opts, &info).unwrap());
+    assert!(u64::from(image.width) * u64::from(image.height) <= 1_000_000, "{} × {}", image.width, image.height);
+    assert!(peak <= 64 << 20, "{peak} bytes allocated");
+    let sidecar: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("slice.json")).unwrap()).unwrap();
+    let title = sidecar["title"].as_str().unwrap();
+    assert_eq!(title.chars().count(), MAX_TITLE_CHARS, "{title}");
+    assert!(title.starts_with("PPP") && title.ends_with('…'), "{title}");
 }

@@ -1,6 +1,7 @@
 //! The device memory of a run, planned before anything is allocated (see [`super::super::memory`]): the
-//! spectrum of one frequency band, the ingest's landing slots, the products, the method's planes, and the
-//! cuFFT plans with the one work area they share.
+//! spectrum of one frequency band (and, in a velocity scan, its copy that each member starts from), the
+//! ingest's landing slots (and, in bands, its staging of the spectrum on its way to the host), the products
+//! of every member, the method's planes, and the cuFFT plans with the one work area they share.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -9,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::gpu::device::{DeviceBuffer, PinnedBuffer};
 use crate::gpu::fft::{self, Layout};
 use crate::gpu::launch::Launcher;
-use crate::gpu::memory::{self, Bands, Budget};
+use crate::gpu::memory::{self, Bands, Budget, Needs};
 use crate::gpu::prelude::Cpx;
 use crate::imaging::{ImageRequest, Method, Plan};
 
@@ -23,6 +24,8 @@ pub struct RunSettings {
     pub naive: bool,
     /// At most this many bytes of device memory (`compute.device_memory_gb`); `None`: what is free.
     pub memory_limit: Option<u64>,
+    /// Ranks of a run over several GPUs that trade the input's frequencies (0 or 1: this process alone).
+    pub ranks: usize,
 }
 
 /// What decides the device buffers and FFT plans of a run: runs that agree on it can use the same ones.
@@ -30,7 +33,9 @@ pub struct RunSettings {
 pub struct RunShape {
     method: Method,
     padded: [usize; 3],
-    frequencies: usize,
+    /// Frequencies of the share (plan indices). The range, not only its length: the frequency bands kept with
+    /// the buffers are plan indices, so a share of the same width elsewhere in the band needs its own.
+    frequencies: std::ops::Range<usize>,
     chunk_traces: usize,
     /// Levels of each phase-shift launch.
     launch_sizes: Vec<usize>,
@@ -39,23 +44,32 @@ pub struct RunShape {
     stolt_nz: Option<usize>,
     /// Values of each requested box.
     boxes: Vec<usize>,
+    /// Migrations of a velocity scan that share the ingest (1: one migration).
+    members: usize,
     pub settings: RunSettings,
 }
 
 impl RunShape {
-    /// The shape of a run of `plan` and `request` whose phase-shift launches (if any) image `launch_sizes`
-    /// levels each.
-    pub fn new(plan: &Plan, request: &ImageRequest, settings: RunSettings, launch_sizes: Vec<usize>) -> Self {
+    /// The shape of a run of `plan` and `request`, by `members` migrations of a velocity scan, whose
+    /// phase-shift launches (if any) image `launch_sizes` levels each.
+    pub fn new(
+        plan: &Plan,
+        request: &ImageRequest,
+        members: usize,
+        settings: RunSettings,
+        launch_sizes: Vec<usize>,
+    ) -> Self {
         RunShape {
             method: plan.method,
             padded: plan.padded,
-            frequencies: plan.n_omega(),
+            frequencies: plan.frequencies.clone(),
             chunk_traces: plan.ingest_inlines * plan.input.shape()[1],
             launch_sizes,
             levels: plan.levels.len(),
             last_level: plan.last_level(),
             stolt_nz: plan.stolt.as_ref().map(|g| g.nz_fft),
             boxes: request.boxes.iter().map(|b| b.len()).collect(),
+            members: members.max(1),
             settings,
         }
     }
@@ -67,15 +81,25 @@ impl RunShape {
 pub struct RunBuffers {
     shape: RunShape,
     pub(super) bands: Bands,
+    /// Depth levels a phase-shift launch images at most (each holds a k-domain plane).
+    pub(super) slots: usize,
     /// The spectrum of one band (the widest).
     pub(super) spectrum: DeviceBuffer<Cpx>,
+    /// A velocity scan: the band's spectrum as transformed, which every member starts from (the methods
+    /// change the spectrum in place).
+    pub(super) kept: Option<DeviceBuffer<Cpx>>,
+    /// In bands: a chunk's spectrum, frequency-major (`[ω][trace]`), on its way to the host.
+    pub(super) chunk_spectrum: Option<DeviceBuffer<Cpx>>,
+    /// Several ranks: this rank's chunk with every frequency, and the blocks of its share it receives.
+    pub(super) exchange: Option<(DeviceBuffer<Cpx>, DeviceBuffer<Cpx>)>,
     pub(super) landing: Vec<DeviceBuffer<f32>>,
     pub(super) half: Vec<DeviceBuffer<Cpx>>,
+    /// The boxes of every member of the run, member after member.
     pub(super) products: Vec<DeviceBuffer<f32>>,
-    /// Where the products land on the host (pinned, so the copies run at full speed, asynchronously).
+    /// Where one member's products land on the host (pinned, so the copies run at full speed,
+    /// asynchronously); the members are handed over one after the other.
     pub(super) products_host: RefCell<Vec<PinnedBuffer<f32>>>,
-    /// Phase shift: the k-domain images of one launch (or of every level, when banded); Stolt: the kz lines;
-    /// split-step: the level image.
+    /// Phase shift: the k-domain images of one launch; Stolt: the kz lines; split-step: the level image.
     pub(super) planes: DeviceBuffer<Cpx>,
     pub(super) ffts: Ffts,
 }
@@ -100,25 +124,25 @@ impl RunBuffers {
         let plane = (nk * 8) as u64;
 
         // What does not depend on the band: ingest buffers, products, tables; and the method's planes.
-        let products_bytes: u64 = shape.boxes.iter().map(|&n| n as u64 * 4).sum();
-        let common = vec![
+        let products_bytes: u64 = shape.boxes.iter().map(|&n| n as u64 * 4).sum::<u64>() * shape.members as u64;
+        let ranks = shape.settings.ranks.max(1);
+        let mut common = vec![
             ("ingest ring", (RING * chunk_traces * (pt * 4 + bins * 8)) as u64),
-            ("products", products_bytes),
+            (if shape.members > 1 { "products of every scan member" } else { "products" }, products_bytes),
             ("tables", (nk * 8 + nw * 32) as u64),
         ];
-        let budget = |planes_name: &'static str, planes: usize| {
-            let mut items = common.clone();
-            items.push((planes_name, planes as u64 * plane));
-            Budget { items }
-        };
-        let launch_sizes = &shape.launch_sizes;
-        let (whole, banded, why_not) = match plan.method {
-            Method::PhaseShift => (
-                budget("k-domain images", launch_sizes.iter().copied().max().unwrap_or(1)),
-                // in bands every imaged level keeps its k-domain image until the last band is in
-                Some(budget("k-domain images", plan.levels.len())),
-                "",
-            ),
+        if ranks > 1 {
+            common.push(("rank exchange", (chunk_traces * (nw + ranks * shape.frequencies.len()) * 8) as u64));
+        }
+        let (planes_name, max_slots, banded) = match plan.method {
+            Method::PhaseShift => {
+                let staging = (chunk_traces * shape.frequencies.len() * 8) as u64;
+                (
+                    "k-domain images",
+                    shape.launch_sizes.iter().copied().max().unwrap_or(1),
+                    Ok(("ingest staging", staging)),
+                )
+            }
             Method::Stolt => {
                 let grid = plan.stolt.as_ref().ok_or_else(|| Error::Request("a Stolt plan has no kz grid".into()))?;
                 if grid.nz_fft <= plan.last_level() {
@@ -128,37 +152,40 @@ impl RunBuffers {
                         plan.last_level()
                     )));
                 }
-                (budget("kz lines", grid.nz_fft), None, "Stolt needs every frequency of a wavenumber at once")
+                ("kz lines", grid.nz_fft, Err("Stolt needs every frequency of a wavenumber at once"))
             }
-            Method::SplitStep => (budget("level image", 1), Some(budget("level image", 1)), ""),
+            Method::SplitStep => {
+                let staging = (chunk_traces * shape.frequencies.len() * 8) as u64;
+                ("level image", 1, Ok(("ingest staging", staging)))
+            }
         };
+        let fixed = |slots: usize| {
+            let mut items = common.clone();
+            items.push((planes_name, slots as u64 * plane));
+            Budget { items }
+        };
+        let needs = Needs { per_frequency: plane, scan_copy: shape.members > 1, fixed: &fixed, max_slots, banded };
         let available = dev.available_memory(shape.settings.memory_limit)?;
         // cuFFT's work area is known only once the plans exist, and the plans depend on the bands: plan the
         // memory, make the plans, and if their work area does not fit, plan again with that much set aside.
         let mut reserve = 0u64;
-        let (bands, used, r2c, planes_ffts, kz, work_bytes) = loop {
-            let (bands, used) = memory::plan(
-                nw,
-                plane,
-                &whole,
-                banded.as_ref(),
-                available.saturating_sub(reserve),
-                &dev.gpu.info.name,
-                why_not,
-            )?;
+        let (layout, r2c, planes_ffts, kz, work_bytes) = loop {
+            let layout =
+                memory::plan(plan.frequencies.clone(), &needs, available.saturating_sub(reserve), &dev.gpu.info.name)?;
             let t = std::time::Instant::now();
-            let (r2c, planes_ffts, kz) = make_ffts(plan, &bands, launch_sizes, chunk_traces)?;
+            let (r2c, planes_ffts, kz) =
+                make_ffts(plan, &layout.bands, &capped_launches(plan, layout.slots), chunk_traces)?;
             tracing::debug!("cuFFT plans made in {:.3} s", t.elapsed().as_secs_f64());
             let work_bytes =
                 planes_ffts.values().chain(kz.iter()).chain([&r2c]).map(|p| p.work_bytes).max().unwrap_or(0) as u64;
-            if used.total() + work_bytes <= available {
-                break (bands, used, r2c, planes_ffts, kz, work_bytes);
+            if layout.budget.total() + work_bytes <= available {
+                break (layout, r2c, planes_ffts, kz, work_bytes);
             }
             if reserve >= work_bytes {
                 return Err(Error::Backend(format!(
                     "the job needs {} of device memory ({}, FFT work area {}) but {} can give {}",
-                    memory::gib(used.total() + work_bytes),
-                    used.describe(),
+                    memory::gib(layout.budget.total() + work_bytes),
+                    layout.budget.describe(),
                     memory::gib(work_bytes),
                     dev.gpu.info.name,
                     memory::gib(available)
@@ -166,21 +193,22 @@ impl RunBuffers {
             }
             reserve = work_bytes;
         };
+        let bands = layout.bands;
         if bands.banded() && shape.settings.naive {
             return Err(Error::Backend("the naive reference path runs only jobs that fit at once".into()));
         }
         if bands.banded() {
             tracing::info!(
-                "the spectrum does not fit at once: {} frequency bands of up to {} frequencies ({}, FFT work area {})",
+                "the spectrum does not fit the device at once: {} frequency bands of up to {} frequencies, the \
+                 spectrum waiting on the host ({}, FFT work area {})",
                 bands.ranges.len(),
                 bands.widest(),
-                used.describe(),
+                layout.budget.describe(),
                 memory::gib(work_bytes)
             );
         }
         let plane_count = match plan.method {
-            Method::PhaseShift if bands.banded() => plan.levels.len(),
-            Method::PhaseShift => launch_sizes.iter().copied().max().unwrap_or(1),
+            Method::PhaseShift => capped_launches(plan, layout.slots).into_iter().max().unwrap_or(1),
             Method::Stolt => plan.stolt.as_ref().map_or(1, |g| g.nz_fft),
             Method::SplitStep => 1,
         };
@@ -190,10 +218,25 @@ impl RunBuffers {
             p.bind(&dev.compute, work.ptr())?;
         }
         let gpu = &dev.gpu;
-        let spectrum = gpu.alloc::<Cpx>(bands.widest() * nk)?;
+        let spectrum = gpu.alloc::<Cpx>(bands.widest().max(1) * nk)?;
+        let kept = if shape.members > 1 { Some(gpu.alloc::<Cpx>(bands.widest().max(1) * nk)?) } else { None };
+        let chunk_spectrum =
+            if bands.banded() { Some(gpu.alloc::<Cpx>(chunk_traces * shape.frequencies.len())?) } else { None };
+        // A rank trades through its chunk with every frequency, and one block of its share per rank.
+        let exchange = if ranks > 1 {
+            Some((
+                gpu.alloc::<Cpx>(chunk_traces * nw)?,
+                gpu.alloc::<Cpx>(ranks * chunk_traces * shape.frequencies.len())?,
+            ))
+        } else {
+            None
+        };
         let landing = (0..RING).map(|_| gpu.alloc::<f32>(chunk_traces * pt)).collect::<Result<Vec<_>>>()?;
         let half = (0..RING).map(|_| gpu.alloc::<Cpx>(chunk_traces * bins)).collect::<Result<Vec<_>>>()?;
-        let products = shape.boxes.iter().map(|&n| gpu.alloc::<f32>(n)).collect::<Result<Vec<_>>>()?;
+        let products = (0..shape.members)
+            .flat_map(|_| shape.boxes.iter())
+            .map(|&n| gpu.alloc::<f32>(n))
+            .collect::<Result<Vec<_>>>()?;
         let planes = gpu.alloc::<Cpx>(plane_count * nk)?;
         let products_host = if shape.settings.naive {
             Vec::new()
@@ -204,7 +247,11 @@ impl RunBuffers {
         Ok(RunBuffers {
             shape,
             bands,
+            slots: layout.slots,
             spectrum,
+            kept,
+            chunk_spectrum,
+            exchange,
             landing,
             half,
             products,
@@ -217,10 +264,24 @@ impl RunBuffers {
     pub fn shape(&self) -> &RunShape {
         &self.shape
     }
+
+    /// The boxes of member `member`, in the request's order.
+    pub(super) fn member_products(&self, member: usize) -> &[DeviceBuffer<f32>] {
+        let n = self.shape.boxes.len();
+        &self.products[member * n..(member + 1) * n]
+    }
+}
+
+/// The levels of the phase-shift launches when a launch may image at most `slots` levels (no more than the
+/// shape's largest launch): the plan's blocks of levels cut into pieces of `slots`, as
+/// `phase_shift::launches` cuts them.
+pub(super) fn capped_launches(plan: &Plan, slots: usize) -> Vec<usize> {
+    let slots = slots.max(1);
+    plan.blocks.iter().flat_map(|b| (0..b.len()).step_by(slots).map(move |s| (b.len() - s).min(slots))).collect()
 }
 
 /// The FFT plans of a run: the R2C along traces, one 2-D plan per batch size it uses (the bands, the
-/// phase-shift launches or all levels, Stolt's levels), and Stolt's kz plan.
+/// phase-shift launches, Stolt's levels), and Stolt's kz plan.
 fn make_ffts(
     plan: &Plan,
     bands: &Bands,
@@ -234,7 +295,6 @@ fn make_ffts(
         fft::Plan::new(fft::Kind::R2C, &Layout::contiguous(&[pt as i64], pt as i64, bins as i64, chunk_traces as i64))?;
     let mut batches: Vec<usize> = bands.ranges.iter().map(|r| r.len()).collect();
     match plan.method {
-        Method::PhaseShift if bands.banded() => batches.push(plan.levels.len()),
         Method::PhaseShift => batches.extend(launch_sizes),
         Method::Stolt => batches.push(plan.last_level() + 1),
         Method::SplitStep => {}
@@ -266,4 +326,45 @@ fn make_ffts(
         None => None,
     };
     Ok((r2c, planes, kz))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::imaging::bands::Share;
+    use crate::imaging::{image_geometry, ImagingParams};
+    use crate::velocity::VelocityModel;
+    use crate::volume::{Domain, Geometry, LineAxis, SampleAxis};
+    use crate::window::WindowParams;
+
+    /// Buffers kept from one share are not taken for another share of the same width: the frequency bands
+    /// they carry are plan indices, and reusing them migrated the next share's spectrum at the last
+    /// share's frequencies.
+    #[test]
+    fn shares_of_one_width_elsewhere_in_the_band_have_shapes_of_their_own() {
+        let g = Geometry::regular(
+            LineAxis::new(1, 1, 8),
+            LineAxis::new(1, 1, 8),
+            SampleAxis { origin: 0.0, step: 4.0, len: 20, domain: Domain::Time },
+        );
+        let v = VelocityModel::Constant(2000.0);
+        let params = ImagingParams { zmax: Some(100.0), fmax: 125.0, ..Default::default() };
+        let image = image_geometry(&g, &params, &v).unwrap();
+        let request = ImageRequest::whole(&image);
+        let plan = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &request).unwrap();
+        let share = |index| {
+            let mut p = plan.clone();
+            p.restrict_to(Share { index, count: 4 });
+            p
+        };
+        let (second, third) = (share(1), share(2));
+        assert_eq!(second.frequencies.len(), third.frequencies.len(), "the test needs two shares of one width");
+        let shape = |p: &Plan| RunShape::new(p, &request, 1, RunSettings::default(), Vec::new());
+        assert_ne!(shape(&second), shape(&third));
+        assert_eq!(shape(&third), shape(&share(2)));
+        // Nor are one migration's buffers taken for a velocity scan, which keeps every member's products and
+        // a copy of the band.
+        let scan = RunShape::new(&third, &request, 3, RunSettings::default(), Vec::new());
+        assert_ne!(shape(&third), scan);
+    }
 }

@@ -1,6 +1,7 @@
 //! The hand-over of finished products (see [`crate::imaging::delivery`]): once the gather that fills a
 //! box's last level is queued, the box is copied to its pinned buffer on the copy-out stream while the
-//! device goes on with the deeper levels, and the host hands it to the sink when the copy is done.
+//! device goes on with the deeper levels, and the host hands it to the sink when the copy is done. The
+//! members of a velocity scan are handed over one after the other, each to its own sink.
 
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
@@ -10,6 +11,7 @@ use rayon::prelude::*;
 
 use super::buffers::RunBuffers;
 use crate::error::{Error, Result};
+use crate::gpu::attributes::DeviceAttributes;
 use crate::gpu::device::{check, Gpu};
 use crate::gpu::launch::Launcher;
 use crate::gpu::timer::DeviceTimer;
@@ -18,23 +20,33 @@ use crate::stats::RunStats;
 
 /// Where the finished products go, and how far they are on their way there.
 pub(super) struct Handover<'a> {
-    pub(super) sink: &'a dyn ProductSink,
-    /// Counts the levels gathered into each box during the last band (earlier bands only add to them).
+    /// One per member of the run, in order.
+    pub(super) sinks: Vec<&'a dyn ProductSink>,
+    request: &'a ImageRequest,
+    /// The member being migrated, whose products the gathers fill and the copies take.
+    member: Cell<usize>,
+    /// Counts the levels gathered into each box of the member during the last band (earlier bands only add
+    /// to them).
     pub(super) completion: RefCell<Completion>,
     pub(super) last_band: Cell<bool>,
     /// Copies queued and not yet handed over.
     copies: RefCell<Vec<ProductCopy>>,
-    /// The products' host memory, being made ready on a thread of its own (see `writable_buffers`).
+    /// The products' host memory, being made ready on a thread of its own (see `writable_buffers`), for the
+    /// member being handed over.
     host: RefCell<HostMemory>,
     /// The device time of the copies (stage "d2h").
     timer: DeviceTimer<'a>,
     /// Bytes of the copies handed over.
     bytes: Cell<u64>,
+    /// The attributes some boxes hand over instead of their values.
+    attributes: DeviceAttributes,
 }
 
 /// A product's copy to its pinned buffer, queued on the copy-out stream.
 struct ProductCopy {
     index: usize,
+    /// Values copied.
+    len: usize,
     /// Recorded after the copy.
     copied: CudaEvent,
 }
@@ -46,15 +58,18 @@ enum HostMemory {
 }
 
 impl<'a> Handover<'a> {
-    pub(super) fn new(gpu: &'a Gpu, sink: &'a dyn ProductSink, request: &ImageRequest) -> Self {
+    pub(super) fn new(gpu: &'a Gpu, sinks: Vec<&'a dyn ProductSink>, request: &'a ImageRequest) -> Self {
         Handover {
-            sink,
+            sinks,
+            request,
+            member: Cell::new(0),
             completion: RefCell::new(Completion::new(request)),
             last_band: Cell::new(false),
             copies: Default::default(),
             host: RefCell::new(HostMemory::NotYet),
             timer: DeviceTimer::new(gpu),
             bytes: Cell::new(0),
+            attributes: DeviceAttributes::new(request),
         }
     }
 
@@ -63,9 +78,31 @@ impl<'a> Handover<'a> {
     pub(super) fn make_host_memory(&self, buffers: &RunBuffers) {
         let mut host = self.host.borrow_mut();
         if matches!(*host, HostMemory::NotYet) {
-            let lens: Vec<usize> = buffers.products.iter().map(|p| p.len()).collect();
+            let lens: Vec<usize> = buffers.member_products(0).iter().map(|p| p.len()).collect();
             *host = HostMemory::Making(std::thread::spawn(move || writable_buffers(&lens)));
         }
+    }
+
+    /// Member `member` migrates next; in the `last` band its boxes are finished and handed over (the
+    /// previous member's all are, see [`Handover::hand_over_the_rest`]).
+    pub(super) fn begin_member(&self, member: usize, last: bool, buffers: &RunBuffers) {
+        if last && member != self.member.get() {
+            *self.completion.borrow_mut() = Completion::new(self.request);
+            // The previous member took the host memory made ready: make it again for this one.
+            let mut host = self.host.borrow_mut();
+            if matches!(*host, HostMemory::Ready(_)) {
+                *host = HostMemory::NotYet;
+            }
+            drop(host);
+            self.make_host_memory(buffers);
+        }
+        self.member.set(member);
+        self.last_band.set(last);
+    }
+
+    /// The member being migrated.
+    pub(super) fn member(&self) -> usize {
+        self.member.get()
     }
 }
 
@@ -73,16 +110,18 @@ impl Handover<'_> {
     /// Queue the copy of product `i`, finished by the work queued so far on the compute stream, to its pinned
     /// buffer.
     pub(super) fn start_copy(&self, dev: &Launcher, buffers: &RunBuffers, i: usize) -> Result<()> {
+        let product = &buffers.member_products(self.member.get())[i];
+        // A box with an attribute: the attribute, computed on the device over the start of the box's buffer.
+        let len = self.attributes.apply(dev, i, product)?;
         let ready = dev.gpu.sync_event()?;
         dev.record(&ready, &dev.compute)?;
         dev.wait(&dev.copy_out, &ready)?;
-        let product = &buffers.products[i];
         self.timer.time("d2h", &dev.copy_out, || {
-            product.download_async(0, &mut buffers.products_host.borrow_mut()[i], product.len(), &dev.copy_out)
+            product.download_async(0, &mut buffers.products_host.borrow_mut()[i], len, &dev.copy_out)
         })?;
         let copied = dev.gpu.sync_event()?;
         dev.record(&copied, &dev.copy_out)?;
-        self.copies.borrow_mut().push(ProductCopy { index: i, copied });
+        self.copies.borrow_mut().push(ProductCopy { index: i, len, copied });
         Ok(())
     }
 
@@ -97,7 +136,7 @@ impl Handover<'_> {
                 }
             };
             check("waiting for a product's copy", next.copied.synchronize())?;
-            let len = buffers.products[next.index].len();
+            let len = next.len;
             self.bytes.set(self.bytes.get() + (len * 4) as u64);
             let mut host = self.host_buffer(next.index, len)?;
             // The product leaves the pinned buffer in parallel pieces.
@@ -106,7 +145,7 @@ impl Handover<'_> {
             let from = &pinned[next.index].as_slice_unsynced()[..host.len()];
             host.par_chunks_mut(PIECE).zip(from.par_chunks(PIECE)).for_each(|(t, f)| t.copy_from_slice(f));
             drop(pinned);
-            self.sink.complete(next.index, host);
+            self.sinks[self.member.get()].complete(next.index, host);
         }
     }
 
@@ -130,7 +169,7 @@ impl Handover<'_> {
         self.completion.borrow().check_all_finished()?;
         self.hand_over_copied(buffers, true)?;
         self.timer.collect(stats)?;
-        let bytes = self.bytes.get();
+        let bytes = self.bytes.take();
         // The timer knows times, not bytes: the copies' bytes join their stage here.
         stats.add("d2h", Duration::ZERO, bytes);
         stats.device_to_host_bytes += bytes;

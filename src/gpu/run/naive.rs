@@ -4,10 +4,11 @@
 
 use std::time::Instant;
 
+use super::ingest::Packed;
 use super::state::Run;
 use crate::context::RunContext;
 use crate::error::Result;
-use crate::gpu::device::{self, copy_2d, Source};
+use crate::gpu::device::{self, copy_2d, Source, Target};
 use crate::stats::RunStats;
 use crate::volume::{VolumeReader, WriteMode};
 use crate::window;
@@ -33,7 +34,7 @@ impl Run<'_> {
         ctx.stats.add("h2d", t.elapsed(), bytes);
         ctx.stats.host_to_device_bytes += bytes;
         drop(host);
-        let band = 0..plan.n_omega();
+        let band = plan.frequencies.clone();
         ctx.progress.begin("transform", ni as u64);
         for il0 in (0..ni).step_by(plan.ingest_inlines) {
             let il = il0..(il0 + plan.ingest_inlines).min(ni);
@@ -41,12 +42,21 @@ impl Run<'_> {
             // SAFETY: `raw` holds the whole volume; the landing slot holds chunk_traces rows of pt floats.
             unsafe {
                 let from = Source::Device(raw.ptr_at(il0 * nx * nt));
-                copy_2d(self.buffers.landing[0].ptr(), pt * 4, from, nt * 4, nt * 4, traces, &dev.compute)?;
+                copy_2d(
+                    Target::Device(self.buffers.landing[0].ptr()),
+                    pt * 4,
+                    from,
+                    nt * 4,
+                    nt * 4,
+                    traces,
+                    &dev.compute,
+                )?;
             }
             self.timed("time-fft", || {
                 // SAFETY: as in `ingest`.
                 unsafe { self.buffers.ffts.r2c.exec(self.buffers.landing[0].ptr(), self.buffers.half[0].ptr(), true)? };
-                self.band_transpose(0, traces, il0, &band)
+                let to = Packed { ptr: self.buffers.spectrum.ptr(), first_il: il0, rows: plan.padded[0] };
+                self.band_transpose(0, traces, &band, to, plan.padded[1])
             })?;
             ctx.progress.advance(il.len() as u64);
         }
@@ -56,16 +66,20 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The naive download: every product into pageable memory, one synchronous copy each.
-    pub(super) fn download_naive(&self, stats: &mut RunStats) -> Result<Vec<Vec<f32>>> {
+    /// The naive download: every product of every member into pageable memory, one synchronous copy each.
+    pub(super) fn download_naive(&self, stats: &mut RunStats) -> Result<Vec<Vec<Vec<f32>>>> {
         let t = Instant::now();
-        let mut out = Vec::with_capacity(self.buffers.products.len());
+        let mut out = Vec::with_capacity(self.handover.sinks.len());
         let mut bytes = 0u64;
-        for p in &self.buffers.products {
-            let mut host = vec![0.0f32; p.len()];
-            device::download_pageable(&mut host, p)?;
-            bytes += (p.len() * 4) as u64;
-            out.push(host);
+        for member in 0..self.handover.sinks.len() {
+            let mut images = Vec::new();
+            for p in self.buffers.member_products(member) {
+                let mut host = vec![0.0f32; p.len()];
+                device::download_pageable(&mut host, p)?;
+                bytes += (p.len() * 4) as u64;
+                images.push(host);
+            }
+            out.push(images);
         }
         stats.add("d2h", t.elapsed(), bytes);
         stats.device_to_host_bytes += bytes;

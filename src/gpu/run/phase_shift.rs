@@ -1,7 +1,7 @@
 //! Gazdag phase shift for v(z) on the device: the plan's blocks of depth cut into launches of the
-//! register-resident kernel (kernels/phase_shift.cu), each imaging up to [`PS_MAX_SLOTS`] levels into
-//! k-domain images in shared memory; whole, each launch's images are imaged and gathered at once; in bands,
-//! they add up every band's share and are imaged after the last.
+//! register-resident kernel (kernels/phase_shift.cu), each imaging up to [`PS_MAX_SLOTS`] levels (fewer when
+//! device memory is short) into k-domain images in shared memory, which are imaged and gathered into the
+//! products at once. In frequency bands each band does the same, and its values add into the products.
 
 use std::ops::Range;
 
@@ -20,24 +20,20 @@ use crate::imaging::{plan, Plan};
 const PS_MAX_SLOTS: usize = 128;
 
 impl Run<'_> {
-    /// Phase shift of one band. Whole: each launch's k-domain images are imaged right away. Banded: every
-    /// level's k-domain image collects the bands; [`Run::image_all_levels`] images them after the last.
-    pub(super) fn phase_shift(&self, band: &Range<usize>, ctx: &RunContext) -> Result<()> {
+    /// Phase shift of one band with `plan` (the member's): each launch's k-domain images are imaged and
+    /// gathered into the products.
+    pub(super) fn phase_shift(&self, band: &Range<usize>, plan: &Plan, ctx: &RunContext) -> Result<()> {
         let dev = self.dev;
-        let plan = self.plan;
-        let banded = self.buffers.bands.banded();
         let (max, rolloff) = dip_args(plan);
         // The imaging weights (1 or 2: exact) go into the field once, so the kernel's imaging is a plain sum.
         self.timed("migrate", || self.scale_spectrum(self.weight_cpx.ptr_at(band.start), band.len()))?;
         ctx.progress.begin("phase shift", plan.levels.len() as u64);
-        let mut first_slot = 0;
-        for launch in launches(plan) {
+        for launch in launches(plan, self.buffers.slots) {
             ctx.check()?;
             let segs = DeviceBuffer::from_slice(&dev.gpu, &launch.segments)?;
             let slot_velocity = DeviceBuffer::from_slice(&dev.gpu, &launch.slot_velocity)?;
             let n_slots = launch.slot_levels.len();
-            let kimg =
-                if banded { self.buffers.planes.ptr_at(first_slot * self.nk) } else { self.buffers.planes.ptr() };
+            let kimg = self.buffers.planes.ptr();
             let cfg = LaunchConfig {
                 grid_dim: ((self.nk as u32).div_ceil(PS_LANES), 1, 1),
                 block_dim: (PS_LANES, PS_WARPS, 1),
@@ -61,37 +57,20 @@ impl Run<'_> {
                         Arg::I32(n_slots as i32),
                         Arg::F32(max),
                         Arg::F32(rolloff),
-                        Arg::I32(banded as i32),
                     ],
                 )
             })?;
-            if !banded {
-                let ids = level_table(dev, &launch.slot_levels)?;
-                self.timed("inverse-fft", || self.fft_planes(self.buffers.planes.ptr(), n_slots, false))?;
-                self.timed("gather", || {
-                    self.gather(self.buffers.planes.ptr(), &ids, &launch.slot_levels, plan.image_scale())
-                })?;
-                // While the device runs this launch, the products the last one finished go.
-                self.handover.hand_over_copied(&self.buffers, false)?;
-                // The small tables of this launch must outlive the kernels that read them.
-                dev.sync(&dev.compute)?;
-            } else {
-                dev.sync(&dev.compute)?;
-            }
-            first_slot += n_slots;
+            let ids = level_table(dev, &launch.slot_levels)?;
+            self.timed("inverse-fft", || self.fft_planes(kimg, n_slots, false))?;
+            self.timed("gather", || self.gather(kimg, &ids, &launch.slot_levels, plan.image_scale()))?;
+            // While the device runs this launch, the products the last one finished go.
+            self.handover.hand_over_copied(&self.buffers, false)?;
+            // The small tables of this launch must outlive the kernels that read them.
+            dev.sync(&dev.compute)?;
             ctx.progress.advance(n_slots as u64);
         }
         ctx.progress.finish();
         Ok(())
-    }
-
-    /// After the last band of a banded phase shift: image every level from its summed k-domain image.
-    pub(super) fn image_all_levels(&self) -> Result<()> {
-        let levels: Vec<usize> = self.plan.levels.iter().map(|l| l.index).collect();
-        let ids = level_table(self.dev, &levels)?;
-        self.timed("inverse-fft", || self.fft_planes(self.buffers.planes.ptr(), levels.len(), false))?;
-        self.timed("gather", || self.gather(self.buffers.planes.ptr(), &ids, &levels, self.plan.image_scale()))?;
-        self.dev.sync(&self.dev.compute)
     }
 }
 
@@ -113,8 +92,10 @@ impl PsBlock {
     }
 }
 
-/// The plan's blocks cut so that no launch images more than [`PS_MAX_SLOTS`] levels.
-pub(super) fn launches(plan: &Plan) -> Vec<PsBlock> {
+/// The plan's blocks cut so that no launch images more than `max_slots` levels (and never more than
+/// [`PS_MAX_SLOTS`]).
+pub(super) fn launches(plan: &Plan, max_slots: usize) -> Vec<PsBlock> {
+    let max_slots = max_slots.clamp(1, PS_MAX_SLOTS);
     let mut out = Vec::new();
     for (b, block) in plan.blocks.iter().enumerate() {
         let levels = &plan.levels[block.clone()];
@@ -136,7 +117,7 @@ pub(super) fn launches(plan: &Plan) -> Vec<PsBlock> {
                 flags |= SEG_EXACT;
             }
             cur.segments.push(encode(&s, slot.unwrap_or(-1), flags));
-            if cur.slot_levels.len() == PS_MAX_SLOTS {
+            if cur.slot_levels.len() == max_slots {
                 out.push(std::mem::replace(&mut cur, PsBlock::new()));
                 last = None;
             }
@@ -185,7 +166,7 @@ mod tests {
         let plan =
             Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &velocity, &ImageRequest::whole(&image))
                 .unwrap();
-        let launches = launches(&plan);
+        let launches = launches(&plan, PS_MAX_SLOTS);
         let levels: Vec<usize> = launches.iter().flat_map(|b| b.slot_levels.iter().copied()).collect();
         assert_eq!(levels, plan.levels.iter().map(|l| l.index).collect::<Vec<_>>());
         assert!(launches.iter().all(|b| b.slot_levels.len() <= PS_MAX_SLOTS));
@@ -198,6 +179,15 @@ mod tests {
             let first = b.segments.iter().find(|s| s.thickness > 0.0).expect("a stretch");
             assert_eq!(first.flags & SEG_NEW_FACTORS, SEG_NEW_FACTORS);
             assert_eq!(slots, (0..b.slot_levels.len() as i32).collect::<Vec<_>>());
+        }
+        // With fewer slots a launch, the launches are the same ones cut smaller, as the memory plan expects.
+        let sizes = |l: &[PsBlock]| l.iter().map(|b| b.slot_levels.len()).collect::<Vec<_>>();
+        assert_eq!(sizes(&launches), super::super::buffers::capped_launches(&plan, PS_MAX_SLOTS));
+        for cap in [64, 32, 5, 1] {
+            let cut = super::launches(&plan, cap);
+            assert_eq!(sizes(&cut), super::super::buffers::capped_launches(&plan, cap), "{cap}");
+            let levels_cut: Vec<usize> = cut.iter().flat_map(|b| b.slot_levels.iter().copied()).collect();
+            assert_eq!(levels_cut, levels, "{cap}");
         }
     }
 }

@@ -14,13 +14,20 @@ use crate::context::RunContext;
 use crate::error::Result;
 use crate::gpu::device::{check, DeviceBuffer, PinnedBuffer};
 use crate::gpu::launch::{grid_1d, Arg};
+use crate::imaging::Plan;
 use crate::velocity::VelocityModel;
 
 impl Run<'_> {
-    /// Split-step of one band: every requested pixel adds the band's share of its image.
-    pub(super) fn split_step(&self, band: &Range<usize>, velocity: &VelocityModel, ctx: &mut RunContext) -> Result<()> {
+    /// Split-step of one band with `plan` and `velocity` (the member's): every requested pixel adds the band's
+    /// share of its image.
+    pub(super) fn split_step(
+        &self,
+        band: &Range<usize>,
+        plan: &Plan,
+        velocity: &VelocityModel,
+        ctx: &mut RunContext,
+    ) -> Result<()> {
         let dev = self.dev;
-        let plan = self.plan;
         let (nw, nk) = (band.len(), self.nk);
         let [ni, nx, _] = plan.input.shape();
         let [_, px, pt] = plan.padded;

@@ -11,11 +11,13 @@ use crate::gpu::device::DeviceBuffer;
 use crate::gpu::launch::{grid_1d, Arg, Launcher};
 use crate::gpu::prelude::Cpx;
 use crate::gpu::timer::DeviceTimer;
-use crate::imaging::{formulas, ImageRequest, Method, Plan, ProductSink};
+use crate::imaging::{formulas, ImageRequest, Plan, ProductSink};
 
-/// One migration on the device: its buffers and plans, and the plan's tables.
+/// One migration on the device, or the members of a velocity scan: its buffers and plans, and the plan's
+/// tables (which the members share: they differ in the velocity only).
 pub struct Run<'a> {
     pub(super) dev: &'a Launcher,
+    /// The plan of the ingest: the first member's.
     pub(super) plan: &'a Plan,
     pub(super) request: &'a ImageRequest,
     pub(super) nk: usize,
@@ -35,14 +37,14 @@ pub struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// A run of `plan` on `buffers` (made for its shape): clears what must start at zero and uploads the
-    /// plan's tables.
+    /// A run of `plan` on `buffers` (made for its shape), each member handing its products to its sink of
+    /// `sinks`: clears what must start at zero and uploads the plan's tables.
     pub fn new(
         dev: &'a Launcher,
         plan: &'a Plan,
         request: &'a ImageRequest,
         buffers: RunBuffers,
-        sink: &'a dyn ProductSink,
+        sinks: Vec<&'a dyn ProductSink>,
     ) -> Result<Self> {
         let (nk, nw) = (plan.nk(), plan.n_omega());
         let bins = plan.padded[2] / 2 + 1;
@@ -53,9 +55,6 @@ impl<'a> Run<'a> {
         }
         for p in &buffers.products {
             p.zero_async(&dev.compute)?;
-        }
-        if plan.method == Method::PhaseShift && buffers.bands.banded() {
-            buffers.planes.zero_async(&dev.compute)?;
         }
         let delay: Vec<Cpx> = (0..nw)
             .map(|iw| {
@@ -80,7 +79,7 @@ impl<'a> Run<'a> {
             weight: DeviceBuffer::from_slice(gpu, &weights)?,
             weight_cpx: DeviceBuffer::from_slice(gpu, &weights_cpx)?,
             timer: DeviceTimer::new(gpu),
-            handover: Handover::new(gpu, sink, request),
+            handover: Handover::new(gpu, sinks, request),
         };
         // The clears above ran on the compute stream; the copy stream writes the landing slots next.
         dev.sync(&dev.compute)?;
@@ -119,8 +118,9 @@ impl<'a> Run<'a> {
         )
     }
 
-    /// Add every box's levels held by `planes` (plane `slot` = level `slot_levels[slot]`) into the products;
-    /// in the last band, a box whose last level this adds starts on its way to the host.
+    /// Add every box's levels held by `planes` (plane `slot` = level `slot_levels[slot]`) into the products
+    /// of the member being migrated; in the last band, a box whose last level this adds starts on its way to
+    /// the host.
     pub(super) fn gather(
         &self,
         planes: u64,
@@ -129,7 +129,8 @@ impl<'a> Run<'a> {
         scale: f64,
     ) -> Result<()> {
         let [pi, px, _] = self.plan.padded;
-        for (b, product) in self.request.boxes.iter().zip(&self.buffers.products) {
+        let products = self.buffers.member_products(self.handover.member());
+        for (b, product) in self.request.boxes.iter().zip(products) {
             if !levels.iter().any(|l| b.s.contains(l)) {
                 continue;
             }

@@ -11,14 +11,13 @@ use crate::error::Result;
 use crate::gpu::device::DeviceBuffer;
 use crate::gpu::launch::Arg;
 use crate::gpu::prelude::Cpx;
-use crate::imaging::StoltInterpolation;
+use crate::imaging::{Plan, StoltInterpolation};
 
 impl Run<'_> {
-    /// Stolt's remap of the whole spectrum onto the kz grid, one inverse FFT over kz, and the inverse 2-D
-    /// FFTs and gather of every level down to the deepest requested.
-    pub(super) fn stolt(&self, ctx: &RunContext) -> Result<()> {
+    /// Stolt with `plan` (the member's): the remap of the whole spectrum onto the kz grid, one inverse FFT
+    /// over kz, and the inverse 2-D FFTs and gather of every level down to the deepest requested.
+    pub(super) fn stolt(&self, plan: &Plan, ctx: &RunContext) -> Result<()> {
         let dev = self.dev;
-        let plan = self.plan;
         let nw = plan.n_omega();
         let grid = plan.stolt.as_ref().expect("checked by RunBuffers::new");
         let (max, rolloff) = dip_args(plan);

@@ -63,9 +63,10 @@ pub fn decide_byte_order(
         (false, false) if format_override.is_some() => Ok((ByteOrder::Big, ByteOrderSource::Assumed)),
         (false, false) => Err(format!(
             "cannot tell the byte order: the sample format code at bytes 3225-3226 reads {} big-endian and {} \
-             little-endian, neither a SEG-Y format code. This is not a SEG-Y file (Seismic Unix files have no \
-             3600-byte file header), or its binary header is damaged; if you know the file, set the byte order \
-             and the sample format",
+             little-endian, neither a SEG-Y format code. This is not a SEG-Y file, or its binary header is \
+             damaged. A Seismic Unix (.su) file looks like this, having no 3600-byte file header: convert it to \
+             SEG-Y first (Seismic Unix's segyhdrs and segywrite). Only for a SEG-Y file with a damaged binary \
+             header does giving the byte order and the sample format (endian, sample_format) help",
             code(ByteOrder::Big),
             code(ByteOrder::Little)
         )),

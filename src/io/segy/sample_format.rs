@@ -52,7 +52,8 @@ impl std::fmt::Display for FormatCodeError {
             FormatCodeError::FixedPointWithGain => write!(
                 f,
                 "sample format code 4 (4-byte fixed point with gain, obsolete since SEG-Y rev 2) is not supported; \
-                 convert the file to IEEE or IBM floats"
+                 files marked 4 often hold 4-byte IEEE floats (format 5): if this one does, read it with \
+                 sample_format = 5 (--format-code 5 on the command line)"
             ),
             FormatCodeError::Unknown(code) => write!(
                 f,

@@ -1,17 +1,17 @@
-//! Velocity models: constant, a v(z) table, or a 3-D grid read from a SEG-Y / HDF5 file on the input's
-//! lateral grid.
+//! The velocity model the engines use: true interval velocities of the medium, in m/s, as a function of
+//! depth in metres. Every form a job may give (tables and files in time or depth, RMS or average
+//! velocities, other units, other grids) is converted to one of these before planning (see the other
+//! modules of [`crate::velocity`]).
 //!
-//! Velocities here are true interval velocities of the medium, in m/s. The exploding-reflector halving
-//! (`ve = v / 2`) is the imaging code's business, not the model's.
+//! The exploding-reflector halving (`ve = v / 2`) is the imaging code's business, not the model's.
 
-use std::path::PathBuf;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::io::InputOptions;
-use crate::volume::{Domain, Geometry, VolumeReader};
+use crate::volume::{Domain, Geometry};
 
 /// How a v(z) table is read between its nodes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +57,24 @@ impl VelocityTable {
         Ok(VelocityTable { depths, velocities, interpolation })
     }
 
+    /// A table from nodes a conversion made and checked (increasing depths, positive velocities).
+    pub(crate) fn from_nodes(depths: Vec<f64>, velocities: Vec<f64>, interpolation: Interpolation) -> Self {
+        debug_assert!(!depths.is_empty() && depths.len() == velocities.len());
+        VelocityTable { depths, velocities, interpolation }
+    }
+
+    pub fn depths(&self) -> &[f64] {
+        &self.depths
+    }
+
+    pub fn velocities(&self) -> &[f64] {
+        &self.velocities
+    }
+
+    pub fn interpolation(&self) -> Interpolation {
+        self.interpolation
+    }
+
     pub fn at(&self, z: f64) -> f64 {
         let (d, v) = (&self.depths, &self.velocities);
         // index of the first node deeper than z
@@ -85,10 +103,15 @@ impl VelocityTable {
 
 /// A 3-D velocity model on the input's lateral grid, sampled in depth on its own axis. Between depth
 /// samples it is interpolated linearly; above and below the axis the first and last samples hold.
+///
+/// The values are shared: a scaled copy ([`VelocityModel::scaled`], one per member of a velocity scan)
+/// holds the same values and its own factor.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VelocityGrid {
     geometry: Geometry,
-    data: Vec<f32>,
+    data: Arc<[f32]>,
+    /// Every value is multiplied by this.
+    scale: f64,
 }
 
 impl VelocityGrid {
@@ -123,7 +146,7 @@ impl VelocityGrid {
                 geometry.samples.value(s)
             )));
         }
-        Ok(VelocityGrid { geometry, data })
+        Ok(VelocityGrid { geometry, data: data.into(), scale: 1.0 })
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -138,13 +161,22 @@ impl VelocityGrid {
         (i, (i + 1).min(a.len - 1), (f - i as f64) as f32)
     }
 
+    /// Velocity at depth `z` of trace `t` (`[il][xl]` order).
+    fn at(&self, t: usize, z: f64) -> f64 {
+        let (i0, i1, w) = self.bracket(z);
+        let ns = self.geometry.samples.len;
+        let tr = &self.data[t * ns..(t + 1) * ns];
+        self.scale * (tr[i0] + w * (tr[i1] - tr[i0])) as f64
+    }
+
     /// Slowness `1 / v` at depth `z` of every trace, in `[il][xl]` order.
     pub fn slowness_slice(&self, z: f64, out: &mut [f32]) {
         let (i0, i1, w) = self.bracket(z);
         let ns = self.geometry.samples.len;
+        let scale = self.scale as f32;
         out.par_iter_mut()
             .zip(self.data.par_chunks(ns))
-            .for_each(|(s, tr)| *s = 1.0 / (tr[i0] + w * (tr[i1] - tr[i0])));
+            .for_each(|(s, tr)| *s = 1.0 / (scale * (tr[i0] + w * (tr[i1] - tr[i0]))));
     }
 
     fn laterally_constant(&self) -> bool {
@@ -156,7 +188,7 @@ impl VelocityGrid {
     fn range(&self) -> (f64, f64) {
         let lo = self.data.par_iter().cloned().reduce(|| f32::INFINITY, f32::min);
         let hi = self.data.par_iter().cloned().reduce(|| 0.0, f32::max);
-        (lo as f64, hi as f64)
+        (self.scale * lo as f64, self.scale * hi as f64)
     }
 }
 
@@ -171,43 +203,6 @@ pub enum VelocityModel {
     Grid(VelocityGrid),
 }
 
-/// How a job file describes the velocity (the `[velocity]` table).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
-pub enum VelocitySpec {
-    /// `kind = "constant", velocity = 2000.0`
-    Constant { velocity: f64 },
-    /// `kind = "table", depths = [...], velocities = [...], interpolation = "linear" | "step"`
-    Table {
-        depths: Vec<f64>,
-        velocities: Vec<f64>,
-        #[serde(default)]
-        interpolation: Interpolation,
-    },
-    /// `kind = "file", path = "vel.sgy"`, with an optional `[velocity.input]` table of reading options.
-    File {
-        path: PathBuf,
-        #[serde(default)]
-        input: InputOptions,
-    },
-}
-
-impl VelocitySpec {
-    /// Build the model; a file model is read and checked against the input's lateral grid.
-    pub fn load(&self, input: &Geometry) -> Result<VelocityModel> {
-        match self {
-            VelocitySpec::Constant { velocity } => VelocityModel::constant(*velocity),
-            VelocitySpec::Table { depths, velocities, interpolation } => {
-                Ok(VelocityModel::Table(VelocityTable::new(depths.clone(), velocities.clone(), *interpolation)?))
-            }
-            VelocitySpec::File { path, input: options } => {
-                let reader = crate::io::open(path, options).map_err(|e| e.within("velocity.input"))?;
-                VelocityModel::from_reader(reader.as_ref(), input)
-            }
-        }
-    }
-}
-
 impl VelocityModel {
     pub fn constant(v: f64) -> Result<Self> {
         if !(v.is_finite() && v > 0.0) {
@@ -216,14 +211,17 @@ impl VelocityModel {
         Ok(VelocityModel::Constant(v))
     }
 
-    /// Read a 3-D model whose lateral grid must be the input's (same inline and crossline numbers).
-    pub fn from_reader(reader: &dyn VolumeReader, input: &Geometry) -> Result<Self> {
-        let g = reader.geometry();
-        check_lateral_grid(g, input, &reader.describe())?;
-        let mut data: Vec<f32> =
-            crate::io::files::try_vec(g.n_values(), std::path::Path::new(&reader.describe()), "the velocity model")?;
-        reader.read_all(&mut data)?;
-        Ok(VelocityModel::Grid(VelocityGrid::new(g.clone(), data, &reader.describe())?))
+    /// The same medium with every velocity multiplied by `factor` (a member of a velocity scan). A 3-D
+    /// model shares its values with this one.
+    pub fn scaled(&self, factor: f64) -> VelocityModel {
+        match self {
+            VelocityModel::Constant(v) => VelocityModel::Constant(v * factor),
+            VelocityModel::Table(t) => VelocityModel::Table(VelocityTable {
+                velocities: t.velocities.iter().map(|v| v * factor).collect(),
+                ..t.clone()
+            }),
+            VelocityModel::Grid(g) => VelocityModel::Grid(VelocityGrid { scale: g.scale * factor, ..g.clone() }),
+        }
     }
 
     /// Check that a 3-D model lies on the input's lateral grid (other models fit any grid).
@@ -266,6 +264,14 @@ impl VelocityModel {
                 let mean = s.par_iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64;
                 1.0 / mean
             }
+        }
+    }
+
+    /// Velocity at depth `z` of trace `trace` of the lateral grid (`[il][xl]` order).
+    pub fn trace_velocity(&self, trace: usize, z: f64) -> f64 {
+        match self {
+            VelocityModel::Grid(g) => g.at(trace, z),
+            _ => self.reference_velocity(z),
         }
     }
 
@@ -339,7 +345,6 @@ fn check_lateral_grid(model: &Geometry, input: &Geometry, name: &str) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::volume::{LineAxis, SampleAxis, Volume};
 
     #[test]
     fn table_interpolation_by_hand() {
@@ -371,20 +376,13 @@ mod tests {
         assert_eq!(VelocityModel::Table(flat).constant_velocity(), Some(2000.0));
     }
 
-    fn lateral(ni: usize, nx: usize, samples: SampleAxis) -> Geometry {
-        Geometry::regular(LineAxis::new(10, 1, ni), LineAxis::new(100, 2, nx), samples)
-    }
-
     #[test]
-    fn grid_from_reader_checks_domain_grid_and_values() {
+    fn a_grid_interpolates_in_depth_and_scales_without_copying() {
+        use crate::volume::{LineAxis, SampleAxis};
         let depth = SampleAxis { origin: 0.0, step: 100.0, len: 3, domain: Domain::Depth };
-        let time = SampleAxis { origin: 0.0, step: 4.0, len: 50, domain: Domain::Time };
-        let input = lateral(2, 3, time);
-        let mut model = Volume::zeros(lateral(2, 3, depth));
-        for (t, tr) in model.data.chunks_mut(3).enumerate() {
-            tr.copy_from_slice(&[1000.0 + t as f32, 2000.0, 3000.0]);
-        }
-        let m = VelocityModel::from_reader(&model, &input).unwrap();
+        let g = Geometry::regular(LineAxis::new(10, 1, 2), LineAxis::new(100, 2, 3), depth);
+        let data: Vec<f32> = (0..6).flat_map(|t| [1000.0 + t as f32, 2000.0, 3000.0]).collect();
+        let m = VelocityModel::Grid(VelocityGrid::new(g.clone(), data, "test").unwrap());
         assert!(m.varies_laterally());
         assert_eq!(m.range(), (1000.0, 3000.0));
         let mut s = vec![0.0; 6];
@@ -392,39 +390,25 @@ mod tests {
         assert!((s[0] - 1.0 / 2500.0).abs() < 1e-9);
         m.slowness_slice(-50.0, &mut s);
         assert!((s[5] - 1.0 / 1005.0).abs() < 1e-9);
+        assert_eq!(m.trace_velocity(5, 50.0), 0.5 * (1005.0 + 2000.0));
         // reference velocity: the mean slowness at 0 m of 1000..1005 m/s
         let mean: f64 = (0..6).map(|t| 1.0 / (1000.0 + t as f64)).sum::<f64>() / 6.0;
         assert!((m.reference_velocity(0.0) - 1.0 / mean).abs() < 1e-3);
 
-        let other = Volume::zeros(Geometry::regular(LineAxis::new(11, 1, 2), LineAxis::new(100, 2, 3), depth));
-        let e = VelocityModel::from_reader(&other, &input).unwrap_err().to_string();
-        assert!(e.contains("inlines 11..=12") && e.contains("inlines 10..=11"), "{e}");
+        let fast = m.scaled(1.1);
+        let (lo, hi) = fast.range();
+        assert!((lo - 1100.0).abs() < 1e-9 && (hi - 3300.0).abs() < 1e-9, "{lo} {hi}");
+        assert!((fast.trace_velocity(5, 50.0) - 1.1 * 0.5 * (1005.0 + 2000.0)).abs() < 1e-3);
+        let (VelocityModel::Grid(a), VelocityModel::Grid(b)) = (&m, &fast) else { unreachable!() };
+        assert!(Arc::ptr_eq(&a.data, &b.data), "a scaled grid shares the values");
+        assert_eq!(VelocityModel::Constant(2000.0).scaled(0.9), VelocityModel::Constant(1800.0));
 
-        let in_time = Volume::zeros(lateral(2, 3, time));
-        assert!(VelocityModel::from_reader(&in_time, &input).unwrap_err().to_string().contains("depth model"));
-
-        model.data[4] = 0.0; // trace 1 (inline 10, crossline 102), depth 100 m
-        let e = VelocityModel::from_reader(&model, &input).unwrap_err().to_string();
+        let time = SampleAxis { origin: 0.0, step: 4.0, len: 3, domain: Domain::Time };
+        let in_time = Geometry::regular(LineAxis::new(10, 1, 2), LineAxis::new(100, 2, 3), time);
+        assert!(VelocityGrid::new(in_time, vec![2000.0; 18], "t").unwrap_err().to_string().contains("depth model"));
+        let mut zero: Vec<f32> = vec![2000.0; 18];
+        zero[4] = 0.0; // trace 1 (inline 10, crossline 102), depth 100 m
+        let e = VelocityGrid::new(g, zero, "test").unwrap_err().to_string();
         assert!(e.contains("crossline 102") && e.contains("depth 100 m"), "{e}");
-    }
-
-    #[test]
-    fn spec_spellings() {
-        #[derive(Deserialize)]
-        struct T {
-            velocity: VelocitySpec,
-        }
-        let t: T = toml::from_str("[velocity]\nkind = \"constant\"\nvelocity = 2000.0").unwrap();
-        assert_eq!(t.velocity, VelocitySpec::Constant { velocity: 2000.0 });
-        let t: T = toml::from_str(
-            "[velocity]\nkind = \"table\"\ndepths = [0.0, 500.0]\nvelocities = [1500.0, 2500.0]\ninterpolation = \"step\"",
-        )
-        .unwrap();
-        let g = lateral(1, 1, SampleAxis { origin: 0.0, step: 4.0, len: 4, domain: Domain::Time });
-        let m = t.velocity.load(&g).unwrap();
-        assert_eq!(m.reference_velocity(499.0), 1500.0);
-        let t: T = toml::from_str("[velocity]\nkind = \"file\"\npath = \"v.sgy\"").unwrap();
-        assert!(matches!(t.velocity, VelocitySpec::File { .. }));
-        assert!(toml::from_str::<T>("[velocity]\nkind = \"constant\"\nvelocity = 1.0\nspeed = 2.0").is_err());
     }
 }

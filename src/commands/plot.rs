@@ -1,0 +1,167 @@
+//! `seisimage plot`: a picture of one inline, crossline or time/depth slice of any SEG-Y or HDF5 volume,
+//! drawn by the same renderer and options as the products of a run, so that an input can be checked (and
+//! shown beside its migrated image) before a job is run.
+
+use seisimage::attributes::{frequency_unit, AttributeOutput};
+use seisimage::error::Error;
+use seisimage::io::{self, InputOptions};
+use seisimage::render::{self, ClipSetting, PictureInfo, Provenance, Quantity, RenderOptions, SliceData};
+use seisimage::volume::{IndexBox, Volume};
+
+use super::segy_options;
+use crate::cli::PlotArgs;
+
+/// Which slice of the volume to draw.
+enum Cut {
+    Inline(usize),
+    Crossline(usize),
+    Sample(usize),
+}
+
+pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
+    let opts = InputOptions::from_parts(
+        &segy_options(&args.segy),
+        &seisimage::io::hdf5::Hdf5Options { dataset: args.dataset.clone() },
+        args.format,
+    );
+    let reader = io::open(&args.file, &opts)?;
+    let input = [("the input", args.file.as_path())];
+    for output in [args.output.clone(), render::sidecar_path(&args.output)] {
+        if seisimage::io::files::replaced_input(&output, &input).is_some() {
+            return Err(Error::Request(format!(
+                "{} is the input {} (the same file): writing it would replace the volume being read; choose another \
+                 picture name",
+                output.display(),
+                args.file.display()
+            ))
+            .into());
+        }
+    }
+    let render = render_options(args);
+    render.validate().map_err(|e| Error::Request(format!("{e}")))?;
+    let g = reader.geometry().clone();
+    let cut = match (args.inline, args.crossline, args.time.or(args.depth)) {
+        (Some(il), None, None) => Cut::Inline(g.iline_index(il)?),
+        (None, Some(xl), None) => Cut::Crossline(g.xline_index(xl)?),
+        (None, None, Some(v)) => {
+            let unit = g.samples.domain.unit();
+            let wrong = match g.samples.domain {
+                seisimage::volume::Domain::Time => args.depth.is_some(),
+                seisimage::volume::Domain::Depth => args.time.is_some(),
+            };
+            if wrong {
+                return Err(Error::Request(format!(
+                    "{} is in {} ({unit}): use --{}",
+                    args.file.display(),
+                    g.samples.domain.axis_name(),
+                    if args.time.is_some() { "depth" } else { "time" }
+                ))
+                .into());
+            }
+            Cut::Sample(g.sample_index(v)?)
+        }
+        _ => unreachable!("clap requires exactly one of --inline, --crossline, --time, --depth"),
+    };
+    let full = g.full_box();
+    // The box read: the slice, or for an attribute of a horizontal slice a window of samples around it.
+    let window = args.attribute_window;
+    let (region, keep) = match cut {
+        Cut::Inline(i) => (IndexBox { il: i..i + 1, ..full.clone() }, 0..g.samples.len),
+        Cut::Crossline(j) => (IndexBox { xl: j..j + 1, ..full.clone() }, 0..g.samples.len),
+        Cut::Sample(k) if args.attribute.is_some() => {
+            let half = (window / g.samples.step.abs()).round() as usize;
+            let s = k.saturating_sub(half)..(k + half + 1).min(g.samples.len);
+            (IndexBox { s: s.clone(), ..full.clone() }, k - s.start..k - s.start + 1)
+        }
+        Cut::Sample(k) => (IndexBox { s: k..k + 1, ..full.clone() }, 0..1),
+    };
+    let mut values: Vec<f32> = seisimage::io::files::try_vec(region.len(), &args.file, "the slice")?;
+    reader.read_box(&region, &mut values)?;
+    let unit = g.samples.domain.unit();
+    let (values, quantity, out_region) = match args.attribute {
+        Some(a) => {
+            let out = AttributeOutput {
+                attribute: a,
+                keep: keep.clone(),
+                frequency_scale: frequency_unit(unit).0 / g.samples.step.abs(),
+            };
+            let attr = seisimage::attributes::compute(&values, region.s.len(), &out);
+            let kept = IndexBox { s: region.s.start + keep.start..region.s.start + keep.end, ..region.clone() };
+            (attr, a.quantity(unit), kept)
+        }
+        None => (values, Quantity::amplitude(), region.clone()),
+    };
+    let mut product = Volume { geometry: g.subset(&out_region), data: values };
+    // Traces missing from the survey are no data, not zero amplitude.
+    for (t, live) in product.geometry.live.clone().iter().enumerate() {
+        if !live {
+            let ns = product.geometry.samples.len;
+            product.data[t * ns..(t + 1) * ns].fill(f32::NAN);
+        }
+    }
+    let (slice, name) = match cut {
+        Cut::Inline(_) => (SliceData::inline(&product, 0)?, format!("Inline {}", args.inline.unwrap_or_default())),
+        Cut::Crossline(_) => {
+            (SliceData::crossline(&product, 0)?, format!("Crossline {}", args.crossline.unwrap_or_default()))
+        }
+        Cut::Sample(_) => {
+            let v = product.geometry.samples.origin;
+            (SliceData::horizontal(&product, 0)?, format!("{} {} {unit}", capitalised(g.samples.domain.axis_name()), v))
+        }
+    };
+    let mut slice = slice;
+    // Without coordinates, the spacing of the lines from --bin-size (the picture stays in grid view).
+    if let (Some([a, b]), None) = (args.bin_size, product.geometry.coords) {
+        for axis in [&mut slice.rows, &mut slice.cols] {
+            match axis.name.as_str() {
+                "iline" => axis.spacing_m = Some(a),
+                "xline" => axis.spacing_m = Some(b),
+                _ => {}
+            }
+        }
+    }
+    let product_name = match args.attribute {
+        Some(a) => format!("{name}, {}", a.title()),
+        None => name,
+    };
+    let info = PictureInfo {
+        product: product_name,
+        quantity,
+        provenance: Some(Provenance { method: Some("as read".into()), ..Provenance::now(&args.file) }),
+        clip: None,
+        map: slice.map.clone(),
+    };
+    let done = render::render_png_with(&args.output, &slice.as_slice(), &render, &info)?;
+    tracing::info!(
+        "wrote {} ({} × {} pixels, clip {}) and {}",
+        done.png.display(),
+        done.width,
+        done.height,
+        done.clip,
+        done.sidecar.display()
+    );
+    Ok(())
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+}
+
+fn render_options(a: &PlotArgs) -> RenderOptions {
+    let d = RenderOptions::default();
+    RenderOptions {
+        colormap: a.colormap,
+        clip_percentile: a.clip_percentile,
+        clip: a.clip.map_or(ClipSetting::Picture, ClipSetting::Fixed),
+        annotate: !a.no_annotate,
+        footer: !a.no_footer,
+        display: a.display,
+        agc_window: a.agc,
+        sampling: a.sampling,
+        vertical_exaggeration: a.vertical_exaggeration,
+        min_width: a.width,
+        title: a.title.clone(),
+        ..d
+    }
+}

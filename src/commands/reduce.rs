@@ -1,0 +1,26 @@
+//! `seisimage reduce`: the products and manifest of a job from the partial products of its shares.
+
+use seisimage::job::Job;
+use seisimage::run::MANIFEST;
+
+use super::Reporting;
+use crate::cli::ReduceArgs;
+
+pub fn run(args: &ReduceArgs, reporting: Reporting) -> anyhow::Result<()> {
+    let job = Job::load(&args.job, &args.overrides)?;
+    let progress = reporting.progress();
+    let cancel = seisimage::cancel::CancelToken::process();
+    let manifest =
+        seisimage::distributed::reduce::reduce(&job, args.shards, args.partials.as_deref(), progress.as_ref(), cancel)?;
+    let out = &manifest.config.output.dir;
+    tracing::info!(
+        "done in {:.2} s: {} shards summed, {}, {:.1} MB, in {} (see {})",
+        manifest.wall_seconds,
+        args.shards,
+        seisimage::run::count(manifest.requested_products(), "product"),
+        manifest.product_bytes as f64 / 1e6,
+        out.display(),
+        out.join(MANIFEST).display()
+    );
+    Ok(())
+}

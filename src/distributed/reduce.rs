@@ -1,0 +1,118 @@
+//! `seisimage reduce JOB --shards N`: sum the partial products of a job's N shares (written by
+//! `seisimage run JOB --shard I/N`, [`super::shard`]) in share order, and write the products and the
+//! manifest as `seisimage run JOB` would have.
+//!
+//! Every share must be there and belong to the job (see [`super::partial`]); the sum is then handed to the
+//! job's product writer as an engine would hand its products, so the files and the manifest are those of
+//! any run, the manifest recording the shares besides (where each ran, its frequencies, bands and stages,
+//! and the imbalance between them).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::partial::{self, Expect};
+use super::sum_in_order;
+use crate::cancel::CancelToken;
+use crate::context::RunContext;
+use crate::error::{Error, Result};
+use crate::imaging::bands::{Share, MAX_SHARES};
+use crate::imaging::{BackendChoice, Engine, Migration, ProductSink};
+use crate::job::Job;
+use crate::progress::Progress;
+use crate::run::{execute_on, prepare, AfterMigration, Manifest, ReadyEngine, Started};
+use crate::stats::{Distribution, PartRecord};
+
+/// Sum the `shards` shares of `job` found in `dir` (the job's output folder when `None`) and write the
+/// products and the manifest.
+pub fn reduce(
+    job: &Job,
+    shards: usize,
+    dir: Option<&Path>,
+    progress: &dyn Progress,
+    cancel: &CancelToken,
+) -> Result<Manifest> {
+    let started = Started::now();
+    if shards == 0 || shards > MAX_SHARES {
+        return Err(Error::Request(format!("--shards must be 1 to {MAX_SHARES}, not {shards}")));
+    }
+    let dir: PathBuf = dir.map_or_else(|| job.config.output.dir.clone(), Path::to_path_buf);
+    let prepared = prepare(job.clone())?;
+    let job_id = partial::fingerprint(&prepared);
+    // Every member of a velocity scan has its boxes, member after member.
+    let members = prepared.migrations().len();
+    let boxes: Vec<usize> = (0..members).flat_map(|_| prepared.request.boxes.iter().map(|b| b.len())).collect();
+    let share = |i| Share { index: i, count: shards };
+    let missing: Vec<String> =
+        (0..shards).map(share).filter(|s| !dir.join(partial::file_name(*s)).is_file()).map(|s| s.to_string()).collect();
+    if !missing.is_empty() {
+        let shown: Vec<&str> = missing.iter().take(8).map(String::as_str).collect();
+        return Err(Error::Request(format!(
+            "{} of the {shards} shares have no partial products in {} ({}{}): run each with `seisimage run {} \
+             --shard I/{shards}` first",
+            missing.len(),
+            dir.display(),
+            shown.join(", "),
+            if missing.len() > shown.len() { ", …" } else { "" },
+            job.source.display()
+        )));
+    }
+    let t = Instant::now();
+    let mut sum: Option<Vec<Vec<f32>>> = None;
+    let mut parts: Vec<PartRecord> = Vec::with_capacity(shards);
+    progress.begin("summing the shares", shards as u64);
+    for i in 0..shards {
+        cancel.check()?;
+        let s = share(i);
+        let f = prepared.plan.share_frequencies(s);
+        let expect = Expect { job: &job_id, share: s, frequencies: [f.start, f.end], boxes: &boxes };
+        let (header, values) = partial::read(&dir.join(partial::file_name(s)), &expect)?;
+        sum = Some(match sum {
+            None => values,
+            Some(so_far) => sum_in_order(vec![so_far, values]),
+        });
+        parts.push(header.record);
+        progress.advance(1);
+    }
+    progress.finish();
+    let read_seconds = t.elapsed();
+    tracing::info!("{shards} shares read and summed in {:.2} s", read_seconds.as_secs_f64());
+    let engine = Summed { products: sum, parts, read_seconds };
+    let choice = BackendChoice { kind: "reduce", detail: format!("the sum of {shards} shards from {}", dir.display()) };
+    let mut ctx = RunContext::new(progress, cancel.child());
+    let ready = ReadyEngine::new(Box::new(engine), choice);
+    let (manifest, _) = execute_on(&prepared, ready, AfterMigration::Release, started, &mut ctx)?;
+    Ok(manifest)
+}
+
+/// The summed shares, handed over as an engine hands its products.
+struct Summed {
+    products: Option<Vec<Vec<f32>>>,
+    parts: Vec<PartRecord>,
+    read_seconds: std::time::Duration,
+}
+
+impl Engine for Summed {
+    fn name(&self) -> &str {
+        "reduce"
+    }
+
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        let products = self.products.take().ok_or_else(|| Error::Internal("the shares were summed once".into()))?;
+        let boxes = scan.first().map_or(0, |m| m.request.boxes.len());
+        if products.len() != boxes * scan.len() || sinks.len() != scan.len() {
+            return Err(Error::Internal("the shares' boxes are not the job's".into()));
+        }
+        let bytes = products.iter().map(|p| p.len() as u64 * 4).sum::<u64>() * self.parts.len() as u64;
+        ctx.stats.add("read-shares", self.read_seconds, bytes);
+        // Every share read the whole input: each counted the same non-finite samples.
+        ctx.stats.nonfinite_samples = self.parts.iter().map(|p| p.nonfinite_samples).max().unwrap_or(0);
+        ctx.stats.frequency_bands = self.parts.iter().map(|p| p.bands).sum();
+        ctx.stats.distributed = Some(Distribution::new("shards", std::mem::take(&mut self.parts)));
+        // The shares hold the migrated boxes: the attributes are those of the sum.
+        let request = scan[0].request;
+        for (k, values) in products.into_iter().enumerate() {
+            sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
+        }
+        Ok(())
+    }
+}

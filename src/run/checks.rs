@@ -1,0 +1,135 @@
+//! What can be checked of a job against this machine before anything runs: the files it names, and (for
+//! `validate`) whether its plan fits the machine's memory.
+//!
+//! A missing input or velocity file, or an output folder that cannot be made or written, is a mistake in
+//! the job, placed at the key that names the path (exit code 2), found with the job's other mistakes: for
+//! `seisimage run a.toml b.toml`, before job a migrates. Nothing is created or changed here.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::job::Job;
+
+use super::execute::human_bytes;
+use super::folder::refuse_unless_empty;
+use super::Prepared;
+
+/// Check the files `job` names: its input and velocity files can be read, its output folder is (or can be
+/// made) a folder this process can write in, and `output.existing = "refuse"` finds it empty.
+pub fn check_files(job: &Job) -> Result<()> {
+    let c = &job.config;
+    readable_file(job, "input.path", &c.input.path)?;
+    // A text table, a text file of functions, or a cube.
+    if let Some(path) = &c.velocity.path {
+        readable_file(job, "velocity.path", path)?;
+    }
+    let dir = &c.output.dir;
+    writable_folder(dir).map_err(|e| job.error_at("output.dir", format!("cannot write in {}: {e}", dir.display())))?;
+    refuse_unless_empty(job)
+}
+
+/// Whether `path` is a regular file this process can open (without waiting: a FIFO is refused, not opened).
+fn readable_file(job: &Job, key: &str, path: &Path) -> Result<()> {
+    match crate::io::files::open_regular(path) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let why = match e {
+                crate::Error::Io { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            Err(job.error_at(key, format!("cannot read {}: {why}", path.display())))
+        }
+    }
+}
+
+/// Whether `dir` is a folder this process can write in, or the nearest folder above it that exists is
+/// (so that it can be made).
+fn writable_folder(dir: &Path) -> std::io::Result<()> {
+    let mut at = dir;
+    loop {
+        match std::fs::metadata(at) {
+            Ok(m) if m.is_dir() => {
+                use rustix::fs::Access;
+                return rustix::fs::access(at, Access::WRITE_OK | Access::EXEC_OK).map_err(Into::into);
+            }
+            Ok(_) if at == dir => {
+                return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, "it is a file, not a folder"))
+            }
+            Ok(_) => return Err(std::io::Error::from_raw_os_error(libc::ENOTDIR)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match at.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => at = parent,
+                _ => return Err(e),
+            },
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// What `validate` says of the plan's memory against this machine: the host memory the CPU engine needs
+/// (and the host side of a GPU run) against what is available, and the device memory against the GPU's.
+pub fn memory_report(p: &Prepared) -> Vec<String> {
+    let plan = &p.plan;
+    // A velocity scan keeps every member's boxes and a copy of the spectrum (on the CPU, not for Stolt).
+    let members = p.scan.len().max(1);
+    let host = plan.host_memory_bytes() + plan.scan_bytes(members, plan.method != crate::imaging::Method::Stolt);
+    let fits = |needed: u64, have: u64| if needed <= have { "fits" } else { "does not fit" };
+    let mut lines = vec![match host_memory_available() {
+        Some(have) => format!(
+            "host memory: the plan needs ≈ {}, this machine has {} available: {}",
+            human_bytes(host),
+            human_bytes(have),
+            fits(host, have)
+        ),
+        None => format!("host memory: the plan needs ≈ {} (what is available is unknown here)", human_bytes(host)),
+    }];
+    let device = plan.device_memory_bytes() + plan.scan_bytes(members, true);
+    let compute = &p.job.config.compute;
+    lines.push(match crate::gpu::runtime::probe_device(compute.device) {
+        Ok(rt) => {
+            let d = &rt.devices[0];
+            let limit = compute.device_memory_gb.map(|gb| (gb * 1e9) as u64);
+            let have = limit.map_or(d.free_memory_bytes, |l| l.min(d.free_memory_bytes));
+            let verdict = match (device <= have, plan.method) {
+                (true, _) => "fits".to_string(),
+                (false, crate::imaging::Method::Stolt) => "does not fit, and Stolt cannot run in bands".to_string(),
+                (false, _) => "does not fit at once: the GPU runs it in frequency bands, reading the input once \
+                               per band"
+                    .to_string(),
+            };
+            format!(
+                "device memory: the plan needs ≈ {} (and cuFFT's work areas), GPU {} ({}) has {} free{}: {verdict}",
+                human_bytes(device),
+                d.ordinal,
+                d.name,
+                human_bytes(d.free_memory_bytes),
+                limit.map(|l| format!(", compute.device_memory_gb allows {}", human_bytes(l))).unwrap_or_default()
+            )
+        }
+        Err(why) => format!(
+            "device memory: the plan needs ≈ {} on a GPU; there is no usable GPU here ({})",
+            human_bytes(device),
+            super::engine::short_reason(&why.0)
+        ),
+    });
+    lines
+}
+
+/// Host memory this process may still use: what the kernel counts as available (`MemAvailable`), or less
+/// where a control group (a Slurm allocation, a container) limits the process.
+fn host_memory_available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib = meminfo.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().strip_suffix("kB")?;
+    let available = kib.trim().parse::<u64>().ok()? * 1024;
+    Some(cgroup_room().map_or(available, |room| room.min(available)))
+}
+
+/// Room left under the memory limit of this process' control group (cgroup v2), if it has one.
+fn cgroup_room() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let group = own.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+    let dir = Path::new("/sys/fs/cgroup").join(group.trim_start_matches('/'));
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok()?.trim().parse::<u64>().ok();
+    // "max" (no limit) does not parse.
+    let limit = read("memory.max")?;
+    Some(limit.saturating_sub(read("memory.current").unwrap_or(0)))
+}

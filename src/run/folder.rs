@@ -1,0 +1,339 @@
+//! The output folder of a run: made ready before the migration, held while the run writes there.
+//!
+//! Before the engine starts, the run makes the folder (with its parents), locks it ([`FolderLock`]), checks
+//! that the file system has room for the products, and clears what `output.existing` says must go:
+//!
+//! - `replace` (the default): the files the folder's manifest lists that this run does not write again,
+//!   so that a re-run with fewer products leaves none of the old ones behind; files the manifest does not
+//!   list are someone else's and stay.
+//! - `refuse`: a folder that holds anything is refused.
+//! - `clean`: every file whose name seisimage gives its outputs (products, sidecars, manifests, and the
+//!   hidden temporary files of a run that never finished), listed or not; other files stay.
+//!
+//! In every case the hidden temporary files of runs on this host that died there (killed, or stopped by a
+//! power cut) are removed ([`crate::io::output::remove_stale`]), and the manifest goes before the
+//! migration starts: a folder without one is not a finished run.
+//! The manifest read here is a file anyone may have written: only plain names of files in the folder are
+//! taken from it.
+
+use std::path::{Component, Path};
+
+use crate::error::{Error, Result};
+use crate::job::{Existing, Job, OutputConfig};
+use crate::products::{ProductSpec, INDEX_PAGE};
+
+use super::execute::check_free_space;
+use super::lock::{FolderLock, LockError, LOCK_FILE};
+use super::manifest::MANIFEST;
+
+/// A manifest larger than this is not read for the files it lists.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+/// The output folder of a run, locked for it until dropped.
+#[derive(Debug)]
+pub struct OutputFolder {
+    _lock: FolderLock,
+}
+
+impl OutputFolder {
+    /// Make the output folder of `job` ready for `products` of about `needed_bytes`: made, locked, with
+    /// room, and cleared as `output.existing` says. Warnings (a stale lock taken over, a manifest that
+    /// cannot be read) are pushed to `warnings`.
+    pub fn prepare(
+        job: &Job,
+        products: &[ProductSpec],
+        needed_bytes: u64,
+        warnings: &mut Vec<String>,
+    ) -> Result<OutputFolder> {
+        let dir = &job.config.output.dir;
+        let cannot_write =
+            |e: std::io::Error| job.error_at("output.dir", format!("cannot write in {}: {e}", dir.display()));
+        if dir.exists() && !dir.is_dir() {
+            return Err(cannot_write(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                "it is a file, not a folder",
+            )));
+        }
+        std::fs::create_dir_all(dir).map_err(cannot_write)?;
+        let lock = match FolderLock::acquire(dir) {
+            Ok((lock, took_over)) => {
+                warnings.extend(took_over);
+                lock
+            }
+            Err(LockError::Create(e)) => return Err(cannot_write(e)),
+            Err(LockError::Refused(e)) => return Err(e),
+        };
+        // Held now: the temporary files of runs on this host that died here can go.
+        crate::io::output::remove_stale(dir);
+        let keep = (job.config.output.keep_free_gb * 1e9) as u64;
+        if let Some(free) = free_bytes(dir) {
+            check_free_space(dir, free, needed_bytes, keep)?;
+        }
+        match job.config.output.existing {
+            Existing::Refuse => refuse_unless_empty(job)?,
+            Existing::Replace => remove_listed(dir, &job.config.output, products, warnings)?,
+            Existing::Clean => remove_seisimage_files(dir)?,
+        }
+        // A manifest left from an earlier run would vouch for products this run is about to replace.
+        match std::fs::remove_file(dir.join(MANIFEST)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(dir.join(MANIFEST), e)),
+            _ => {}
+        }
+        Ok(OutputFolder { _lock: lock })
+    }
+}
+
+/// With `output.existing = "refuse"`, refuse an output folder that holds anything besides a lock.
+pub fn refuse_unless_empty(job: &Job) -> Result<()> {
+    let dir = &job.config.output.dir;
+    if job.config.output.existing != Existing::Refuse {
+        return Ok(());
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(_) => return Ok(()), // missing: made empty later; unreadable: found when it is written
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != LOCK_FILE)
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    names.sort();
+    let shown = names.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    let more = if names.len() > 3 { ", ..." } else { "" };
+    Err(job.error_at(
+        "output.existing",
+        format!(
+            "output.existing is \"refuse\" and {} is not empty ({} entries: {shown}{more}): empty it, give the job \
+             another output.dir, or set output.existing = \"replace\"",
+            dir.display(),
+            names.len()
+        ),
+    ))
+}
+
+/// The names of the files `spec` is written to.
+fn file_names(spec: &ProductSpec) -> Vec<String> {
+    let pictures = if spec.png { vec!["png", "json"] } else { Vec::new() };
+    pictures
+        .into_iter()
+        .chain(spec.formats.iter().map(|f| f.extension()))
+        .map(|ext| format!("{}.{ext}", spec.stem))
+        .collect()
+}
+
+/// Every name a run of `products` gives a file in its output folder: each product's files, the panels of
+/// a velocity scan, the page (when `output` asks for one) and the manifest.
+pub(crate) fn written_names(output: &OutputConfig, products: &[ProductSpec]) -> Vec<String> {
+    let mut names: Vec<String> = products.iter().flat_map(file_names).collect();
+    names.extend(crate::scan::panel_names(products));
+    if output.index {
+        names.push(INDEX_PAGE.into());
+    }
+    names.push(MANIFEST.into());
+    names
+}
+
+/// Remove the files the folder's manifest lists that a run of `products` does not write again.
+fn remove_listed(
+    dir: &Path,
+    output: &OutputConfig,
+    products: &[ProductSpec],
+    warnings: &mut Vec<String>,
+) -> Result<()> {
+    let path = dir.join(MANIFEST);
+    let listed = match listed_files(&path) {
+        Ok(Some(listed)) => listed,
+        Ok(None) => return Ok(()),
+        Err(why) => {
+            warnings.push(format!(
+                "output.dir: {} is not a manifest seisimage can read ({why}): the files of the run it describes \
+                 are left in place",
+                path.display()
+            ));
+            return Ok(());
+        }
+    };
+    let written: std::collections::HashSet<String> = written_names(output, products).into_iter().collect();
+    for name in listed.into_iter().filter(|n| !written.contains(n)) {
+        remove_file_named(dir, &name)?;
+    }
+    Ok(())
+}
+
+/// The plain file names a manifest lists; `None` when there is no manifest, Err (why) when it cannot be
+/// read as one.
+fn listed_files(path: &Path) -> std::result::Result<Option<Vec<String>>, String> {
+    use std::io::Read;
+    // A regular file only (a FIFO planted under the name would wait forever), read within its bound.
+    let file = match crate::io::files::open_regular(path) {
+        Ok(f) => f,
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(Error::Io { source, .. }) => return Err(source.to_string()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len > MAX_MANIFEST_BYTES {
+        return Err(format!("{len} bytes"));
+    }
+    let reader = std::io::BufReader::new(file.take(MAX_MANIFEST_BYTES));
+    let manifest: serde_json::Value = serde_json::from_reader(reader).map_err(|e| e.to_string())?;
+    let files =
+        manifest["products"].as_array().into_iter().flatten().flat_map(|p| p["files"].as_array().into_iter().flatten());
+    Ok(Some(files.filter_map(|f| f["path"].as_str()).filter(|n| plain_name(n)).map(str::to_string).collect()))
+}
+
+/// A name of a file right in the folder, as seisimage names its outputs: one component, not hidden, not the
+/// manifest.
+fn plain_name(name: &str) -> bool {
+    let mut components = Path::new(name).components();
+    matches!((components.next(), components.next()), (Some(Component::Normal(_)), None))
+        && !name.starts_with('.')
+        && name != MANIFEST
+}
+
+/// Remove `dir/name` if it is a file or a link (never a folder); a file already gone is fine.
+fn remove_file_named(dir: &Path, name: &str) -> Result<()> {
+    let path = dir.join(name);
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if !m.is_dir() => match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),
+            _ => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// Remove every file of `dir` whose name seisimage gives its outputs.
+fn remove_seisimage_files(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let name = entry.map_err(|e| Error::io(dir, e))?.file_name().to_string_lossy().into_owned();
+        if written_by_seisimage(&name) {
+            remove_file_named(dir, &name)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `name` is one seisimage gives an output of a run: a product file (`inline_120.png`,
+/// `xline_884.json`, `depth_150m.npy`, `time_500ms.sgy`, `roi_centre.h5`, ..., with an attribute, `_time`,
+/// a velocity scan's member or panel after the stem: `inline_120_envelope_v095.png`,
+/// `inline_120_time_panel.png`), the page, the manifest, or the hidden temporary name of any of them
+/// (`.inline_120.png.partial-PID-HOST-RANDOM`, see [`crate::io::output::hidden_name`]).
+fn written_by_seisimage(name: &str) -> bool {
+    let name = match name.strip_prefix('.') {
+        Some(_) => match crate::io::output::hidden_name(name) {
+            Some(hidden) => hidden.target,
+            None => return false,
+        },
+        None => name,
+    };
+    if name == MANIFEST || name == INDEX_PAGE {
+        return true;
+    }
+    let Some((stem, ext)) = name.rsplit_once('.') else { return false };
+    if !matches!(ext, "png" | "json" | "sgy" | "h5" | "npy") {
+        return false;
+    }
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let integer = |s: &str| digits(s.strip_prefix('-').unwrap_or(s));
+    // What may follow a product's stem, last first: a scan's member (`_v095`, `_v1800`) or panel (a
+    // picture only), an attribute, `_time`.
+    let mut stem = stem;
+    if let Some(base) = stem.strip_suffix("_panel").filter(|_| matches!(ext, "png" | "json")) {
+        stem = base;
+    } else if let Some((base, _)) = stem.rsplit_once("_v").filter(|(_, member)| digits(member)) {
+        stem = base;
+    }
+    // The longest attribute name that ends the stem (`_cos_phase`, not `_phase`).
+    let attribute = crate::attributes::Attribute::ALL
+        .iter()
+        .filter_map(|a| stem.strip_suffix(a.name()).and_then(|s| s.strip_suffix('_')))
+        .min_by_key(|base| base.len());
+    stem = attribute.unwrap_or(stem);
+    stem = stem.strip_suffix("_time").unwrap_or(stem);
+    match stem.split_once('_') {
+        Some(("inline" | "xline", n)) => integer(n),
+        Some(("depth", z)) => z.strip_suffix('m').is_some_and(integer),
+        Some(("time", t)) => t.strip_suffix("ms").is_some_and(integer),
+        Some(("roi", n)) => !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+        _ => false,
+    }
+}
+
+/// Free bytes for an unprivileged writer on the file system of `dir`, if the system says: `statvfs`
+/// through rustix, which the build already holds (clap's terminal support uses it) and which wraps the
+/// call safely.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let s = rustix::fs::statvfs(dir).ok()?;
+    Some(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_names_seisimage_gives_its_outputs() {
+        for name in [
+            "inline_120.png",
+            "xline_-3.json",
+            "depth_150m.npy",
+            "roi_centre.h5",
+            "roi_a.b-c_d.sgy",
+            "manifest.json",
+            ".inline_120.png.partial-4242-0",
+            ".inline_120.png.partial-4242-0badc0de-Xq3ZzA1b",
+            ".roi_a-b.h5.replaced-7-0badc0de-Xq3ZzA1b",
+            ".manifest.json.partial-1-17",
+            ".roi_box.h5.replaced-77-3",
+            // Attributes, products in time, members and panels of a velocity scan, and the page.
+            "inline_120_envelope.png",
+            "depth_150m_cos_phase.npy",
+            "inline_120_time.sgy",
+            "time_500ms.png",
+            "xline_884_time_v095.json",
+            "inline_120_envelope_v1800.h5",
+            "inline_120_panel.png",
+            "time_500ms_panel.json",
+            "index.html",
+            ".index.html.partial-12-1",
+        ] {
+            assert!(written_by_seisimage(name), "{name}");
+        }
+        for name in [
+            "notes.txt",
+            "inline_120.txt",
+            "inline_x.png",
+            "depth_150.png",
+            "roi_.h5",
+            "seismic.sgy",
+            ".inline_120.png.partial-x-0",
+            ".inline_120.png.partial-4242-0badc0de-Xq3",
+            ".shard-1-of-2.partial.partial-4242-0badc0de-Xq3ZzA1b",
+            ".notes.txt.partial-1-0",
+            ".seisimage.lock",
+            "inline_120",
+            "inline_120_notes.png",
+            "inline_120_v.png",
+            "time_500.png",
+            "index.htm",
+            "inline_120_panel.sgy",
+        ] {
+            assert!(!written_by_seisimage(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn only_plain_names_are_taken_from_a_manifest() {
+        for name in ["inline_1.png", "notes.txt"] {
+            assert!(plain_name(name), "{name}");
+        }
+        for name in ["../victim.txt", "/etc/passwd", "a/b.png", ".", "..", "", ".hidden", "manifest.json"] {
+            assert!(!plain_name(name), "{name}");
+        }
+    }
+}
