@@ -32,6 +32,14 @@ pub fn run_shard(
     crate::io::output::remove_stale(&dir);
     let mut engine = start_engine(job, backend);
     let mut prepared = prepare(job.clone())?;
+    let path = dir.join(partial::file_name(share));
+    if let Some((what, input)) = prepared.replaced_input(&path) {
+        return Err(Error::Request(format!(
+            "{} would replace {what} {} (they are the same file); write the partial products elsewhere (--partials DIR)",
+            path.display(),
+            input.display()
+        )));
+    }
     let planned = prepared.plan.warnings.len();
     prepared.plan.restrict_to(share);
     // The members of a velocity scan migrate the same share.

@@ -1,6 +1,7 @@
 //! Preparing a job: its input opened, its velocity loaded, its products and its plan made, with every
 //! mistake found on the way placed at the line of the job file (or the `--set` override) it comes from.
 
+use std::path::Path;
 use std::time::Instant;
 
 use crate::cancel::CancelToken;
@@ -117,13 +118,9 @@ pub fn prepare(job: Job) -> Result<Prepared> {
 /// link, a link to its folder), not only by name, under any name the run gives a file in its output folder.
 fn refuse_writing_inputs(job: &Job, products: &[ProductSpec]) -> Result<()> {
     let c = &job.config;
-    let mut inputs = vec![("the input", c.input.path.as_path())];
-    if let Some(path) = &c.velocity.path {
-        inputs.push(("the velocity file", path.as_path()));
-    }
     for name in super::folder::written_names(&c.output, products) {
         let output = c.output.dir.join(&name);
-        if let Some((what, input)) = crate::io::files::replaced_input(&output, &inputs) {
+        if let Some((what, input)) = crate::io::files::replaced_input(&output, &input_files(job)) {
             return Err(job.error_at(
                 "output.dir",
                 format!(
@@ -137,7 +134,23 @@ fn refuse_writing_inputs(job: &Job, products: &[ProductSpec]) -> Result<()> {
     Ok(())
 }
 
+/// The files `job` reads, each with what it is: the input, and the velocity file when there is one.
+fn input_files(job: &Job) -> Vec<(&'static str, &Path)> {
+    let c = &job.config;
+    let mut inputs = vec![("the input", c.input.path.as_path())];
+    if let Some(path) = &c.velocity.path {
+        inputs.push(("the velocity file", path.as_path()));
+    }
+    inputs
+}
+
 impl Prepared {
+    /// The file of the job (with what it is, "the input", "the velocity file") that writing `output` would
+    /// replace, if any: the same file by identity (see [`crate::io::files::replaced_input`]).
+    pub fn replaced_input(&self, output: &Path) -> Option<(&str, &Path)> {
+        crate::io::files::replaced_input(output, &input_files(&self.job))
+    }
+
     /// The migration this job asks of an engine (the first of a velocity scan).
     pub fn migration(&self) -> Migration<'_> {
         Migration { input: self.reader.as_ref(), plan: &self.plan, velocity: &self.velocity, request: &self.request }

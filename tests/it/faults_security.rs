@@ -560,6 +560,23 @@ fn products_of_every_kind_that_are_an_input_are_refused() {
     assert_eq!(std::fs::read_to_string(&table).unwrap(), "0 2000\n1000 2400\n");
 }
 
+/// A share of a job split into shards writes its partial products into the output folder or `--partials`:
+/// that file is checked against the inputs too.
+#[test]
+fn a_partial_products_file_that_is_the_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, input, _) = small_job(dir.path(), "", "depth_slices = [50.0]\npng = false\nslice_formats = [\"npy\"]");
+    let before = std::fs::read(&input).unwrap();
+    let partials = dir.path().join("partials");
+    std::fs::create_dir(&partials).unwrap();
+    std::fs::hard_link(&input, partials.join("shard-1-of-2.partial")).unwrap();
+    let o = run(&["run", path_str(&job), "--shard", "1/2", "--partials", path_str(&partials)]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("shard-1-of-2.partial would replace the input"), "{o:?}");
+    assert_eq!(std::fs::read(partials.join("shard-1-of-2.partial")).unwrap(), before);
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
 #[test]
 fn plot_onto_its_own_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
