@@ -820,7 +820,17 @@ fn sizes_no_machine_holds_are_errors_not_aborts() {
 fn a_closed_output_pipe_ends_the_command_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let (job, input, out) = small_job(dir.path(), "", "depth_slices = [50.0]");
-    for args in [vec!["info", path_str(&input)], vec!["validate", path_str(&job)], vec!["run", path_str(&job)]] {
+    let picture = dir.path().join("inline.png");
+    let commands = [
+        vec!["info", path_str(&input)],
+        vec!["validate", path_str(&job)],
+        vec!["print-config", path_str(&job)],
+        vec!["plot", path_str(&input), "--inline", "3", "-o", path_str(&picture)],
+        vec!["run", path_str(&job), "--shard", "1/1"],
+        vec!["reduce", path_str(&job), "--shards", "1"],
+        vec!["run", path_str(&job)],
+    ];
+    for args in commands {
         let mut fds = [0; 2];
         // SAFETY: pipe(2) fills two descriptors; the read end is closed at once.
         assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
@@ -836,6 +846,7 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
             .unwrap();
         assert_eq!(status.code(), Some(0), "{args:?}: {status}");
     }
+    assert!(picture.exists(), "the picture was not drawn without its log");
     assert!(out.join("manifest.json").exists(), "the run went on without its log");
 }
 
