@@ -5,48 +5,33 @@
 # and the job over 1, 2 and 4 ranks sharing the one GPU as emulated hosts.
 #
 #   scripts/gpu-distributed.sh BIN TESTS OUT [SIZE]
-#     BIN    the seisimage binary            TESTS  folder with the test executables (it)
+#     BIN    the seisimage binary            TESTS  folder with the test executables (it), or - to skip them
 #     OUT    folder for logs and results     SIZE   the benchmark volume, IxXxS (default 1024x1024x1000)
 #
 # Several ranks share one GPU only as emulated hosts: each gets its own NCCL_HOSTID, and NCCL talks over
 # sockets on the loopback interface. NVLink multicast stays off. Summary lines go to stdout; everything
 # else to OUT.
 set -uo pipefail
+here=$(dirname "$(realpath "$0")")
 bin=$(realpath "$1"); tests=$2; out=$(mkdir -p "$3" && realpath "$3"); size=${4:-1024x1024x1000}
 export NCCL_NVLS_ENABLE=0 SEISIMAGE_BIN=$bin
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 
-echo "== GPU tests: bands, parity, ranks"
-SEISIMAGE_GPU_TESTS=1 "$tests/it" --test-threads=1 --nocapture imaging_bands gpu_parity cli_distributed \
-  >"$out/tests.log" 2>&1 || status=1
-grep -E "relative L2|ranks in|^test |test result" "$out/tests.log"
+# TESTS=- skips the tests (when the whole suite has just run on the GPU).
+if [ "$tests" != "-" ]; then
+  echo "== GPU tests: bands, parity, ranks"
+  SEISIMAGE_GPU_TESTS=1 "$tests/it" --test-threads=1 --nocapture imaging_bands gpu_parity cli_distributed \
+    >"$out/tests.log" 2>&1 || status=1
+  grep -E "relative L2|ranks in|^test |test result" "$out/tests.log"
+fi
 
 echo "== benchmark volume $size"
 work=$out/work
 "$bin" bench -q --size "$size" --depth-steps 300 --workdir "$work" --json "$out/bench.json" >"$out/bench.txt" 2>&1 || status=1
 job=$work/bench.toml
 
-# The job's stages from a manifest, as one line: wall, bands, ingest, band loads, migration.
-summary() { # label manifest
-  python3 - "$1" "$2" <<'EOF'
-import json, sys
-label, path = sys.argv[1], sys.argv[2]
-m = json.load(open(path)); st = m["stages"]
-s = {x["name"]: x for x in st["stages"]}
-t = lambda n: s.get(n, {}).get("seconds", 0.0)
-line = (f"{label}: wall {m['wall_seconds']:.3f} s, bands {st['frequency_bands']}, ingest {t('ingest'):.3f} s, "
-        f"band-load {t('band-load'):.3f} s ({s.get('band-load', {}).get('bytes', 0) / 1e9:.2f} GB), "
-        f"spill {s.get('spill', {}).get('bytes', 0) / 1e9:.2f} GB, migrate {t('migrate'):.3f} s, "
-        f"ingest+compute {t('ingest+compute'):.3f} s, exchange {t('exchange'):.3f} s, rank-sum {t('rank-sum'):.3f} s, "
-        f"h2d {st['host_to_device_bytes'] / 1e9:.2f} GB")
-d = st.get("distributed")
-if d:
-    line += f", imbalance {d['imbalance']:.2f}, ranks " + " ".join(
-        f"{p['index']}:{p['seconds']:.2f}s/{p['frequencies'][1] - p['frequencies'][0]}f" for p in d["parts"])
-print(line)
-EOF
-}
+summary() { python3 "$here/stage_summary.py" "$@"; } # label manifest
 
 run_job() { # label extra-args...
   local label=$1; shift

@@ -244,7 +244,11 @@ pub fn follow(job: &crate::job::Job, progress: &dyn crate::progress::Progress, c
     let mut engine = engine.ready()?;
     tracing::info!("{}: {}", engine.choice.kind, engine.choice.detail);
     let mut ctx = crate::context::RunContext::new(progress, cancel.child());
-    let result = engine.migrate_into(&prepared.migration(), &mut ctx, &Discard);
+    // Every member of a velocity scan, as rank 0 migrates them: the ranks trade the input and sum the
+    // products of the whole scan together.
+    let scan = prepared.migrations();
+    let sinks: Vec<&dyn crate::imaging::ProductSink> = scan.iter().map(|_| &Discard as _).collect();
+    let result = engine.migrate_scan(&scan, &mut ctx, &sinks);
     engine.release().wait()?;
     result
 }

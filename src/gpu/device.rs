@@ -56,7 +56,15 @@ impl Gpu {
 
     /// Page-locked host memory that the CPU reads and writes at full speed (not write-combined).
     pub fn alloc_pinned<T: Copy + Default>(&self, len: usize) -> Result<PinnedBuffer<T>> {
-        PinnedBuffer::new(&self.ctx, len)
+        PinnedBuffer::new(&self.ctx, len, true)
+    }
+
+    /// [`Gpu::alloc_pinned`] for a buffer that copies fill whole before anything reads it (a spectrum
+    /// waiting for its bands): its pages are not written once first. Writing them costs as much as
+    /// allocating them again (gigabytes at a few GB/s on one core), and a page-locked page is resident from
+    /// the allocation on, so there is no page fault left to take ahead.
+    pub fn alloc_pinned_for_copies<T: Copy + Default>(&self, len: usize) -> Result<PinnedBuffer<T>> {
+        PinnedBuffer::new(&self.ctx, len, false)
     }
 
     /// (free, total) device memory in bytes.
@@ -172,7 +180,7 @@ unsafe impl<T: Send> Send for PinnedBuffer<T> {}
 unsafe impl<T: Sync> Sync for PinnedBuffer<T> {}
 
 impl<T: Copy + Default> PinnedBuffer<T> {
-    pub(super) fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<Self> {
+    pub(super) fn new(ctx: &Arc<CudaContext>, len: usize, touch: bool) -> Result<Self> {
         let bytes = len.max(1) * std::mem::size_of::<T>();
         check("binding the context", ctx.bind_to_thread())?;
         // SAFETY: flags 0 = cached, portable within this context; freed in Drop.
@@ -183,9 +191,11 @@ impl<T: Copy + Default> PinnedBuffer<T> {
                 driver_error(e)
             ))
         })? as *mut T;
-        // Touch every page once now, so the first real use does not pay for it.
-        // SAFETY: freshly allocated, `len` elements.
-        unsafe { std::slice::from_raw_parts_mut(ptr, len).fill(T::default()) };
+        if touch {
+            // Touch every page once now, so the first real use does not pay for it.
+            // SAFETY: freshly allocated, `len` elements.
+            unsafe { std::slice::from_raw_parts_mut(ptr, len).fill(T::default()) };
+        }
         Ok(PinnedBuffer { ptr, len, ctx: ctx.clone() })
     }
 

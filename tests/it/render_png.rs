@@ -270,13 +270,13 @@ fn small_slices_are_enlarged_as_cells_into_a_small_palette_file() {
     assert_eq!(levels.len(), 18, "{levels:?}");
     assert!(row.windows(2).all(|w| w[0] <= w[1]), "the ramp must rise monotonically");
     assert_eq!(sidecar(&path)["sampling"]["cols"], "cells");
-    // A palette PNG: the picture is a few kilobytes, not the megabyte of an RGB one.
+    // A palette PNG: the picture is tens of kilobytes, not the megabyte and more of an RGB one.
     let bytes = std::fs::metadata(&path).unwrap().len();
-    assert!(bytes < 20_000, "{bytes} bytes");
+    assert!(bytes < 100_000, "{bytes} bytes");
     let annotated = out(&dir, "annotated.png");
     render_png(&annotated, &slice, &RenderOptions { clip: ClipSetting::Fixed(1.0), ..Default::default() }).unwrap();
     let bytes = std::fs::metadata(&annotated).unwrap().len();
-    assert!(bytes < 60_000, "{bytes} bytes");
+    assert!(bytes < 100_000, "{bytes} bytes");
 }
 
 #[test]

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# One job over the several GPUs of one host: the checks and figures of docs/cluster.md and section 5 of
+# docs/benchmarks.md.
+#
+#   scripts/gpu-multi.sh BIN OUT [SCALE_SIZE] [SCALE_STEPS]
+#     BIN         the seisimage binary            OUT  folder for logs, manifests and results
+#     SCALE_SIZE  the scaling volume, IxXxS (default 2048x2048x1000, 16 GB)
+#     SCALE_STEPS its depth steps of 10 m (default 600)
+#
+# Correctness, for phase shift (v(z)) and split-step (a 3-D model from functions at the four corners) on a
+# 384 x 384 x 750 volume, for 2, 4 and 8 ranks as far as there are GPUs: the products of `run --gpus N`, of
+# N processes started with the launcher's variables (meeting through the id file, then through
+# NCCL_COMM_ID), of `mpirun -np N` where Open MPI is installed, and of N ranks as two emulated nodes (a
+# host id for each half, sockets between them) equal those of one GPU within relative L2 1e-5; `--gpus N`
+# twice writes identical files. A rank killed with SIGKILL mid-run, under `--gpus` and as a separate
+# process, ends every rank, leaving no manifest.
+#
+# Scaling: the split-step job on the scaling volume on 1, 2, 4, 8 GPUs, as ranks (the input read once,
+# a slab per rank) and as shards (`--shard I/N`, one GPU each, every process reading the whole file, then
+# `reduce`), and in frequency bands (device memory limited to 4 GB). Summary lines go to stdout.
+set -uo pipefail
+here=$(dirname "$(realpath "$0")")
+bin=$(realpath "$1"); out=$(mkdir -p "$2" && realpath "$2")
+scale_size=${3:-2048x2048x1000}; scale_steps=${4:-600}
+export NCCL_NVLS_ENABLE=0
+status=0
+fail() { echo "FAILED: $*"; status=1; }
+now() { date +%s.%N; }
+since() { python3 -c "print(f'{$(now) - $1:.2f}')"; }
+summary() { python3 "$here/stage_summary.py" "$@"; } # label manifest
+compare() { python3 "$here/compare_products.py" "$@"; } # a b [--identical]
+
+gpus=$(nvidia-smi -L | wc -l)
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+counts=()
+for n in 2 4 8; do [ "$n" -le "$gpus" ] && counts+=("$n"); done
+[ ${#counts[@]} -gt 0 ] || { echo "one GPU only: nothing to do"; exit 1; }
+work=$out/work
+mkdir -p "$work"
+
+# write_job FILE INPUT METHOD STEPS ROI: a job of INPUT (lines 1..NI x 1..NX) with its products in npy.
+write_job() {
+  local file=$1 input=$2 method=$3 steps=$4 roi=$5 ni nx velocity
+  IFS=x read -r ni nx _ <<<"$6"
+  if [ "$method" = phase-shift ]; then
+    velocity='kind = "table"
+depths = [0.0, 3000.0]
+velocities = [1800.0, 3200.0]'
+  else
+    velocity="kind = \"functions\""
+    for corner in "1 1 1800 3000" "$ni 1 1900 3200" "1 $nx 2000 3300" "$ni $nx 2100 3500"; do
+      read -r il xl top bottom <<<"$corner"
+      velocity+="
+[[velocity.functions]]
+iline = $il
+xline = $xl
+depths = [0.0, 3000.0]
+velocities = [$top.0, $bottom.0]"
+    done
+  fi
+  cat >"$file" <<EOT
+[input]
+path = "$input"
+
+[velocity]
+$velocity
+
+[imaging]
+method = "$method"
+dz = 10.0
+zmax = $((steps * 10)).0
+fmax = 60.0
+
+[output]
+dir = "unset"
+inlines = [$((ni / 2))]
+depth_slices = [$((steps * 5)).0]
+
+[[output.roi]]
+name = "box"
+iline = [1, $roi]
+xline = [1, $roi]
+formats = ["npy"]
+EOT
+}
+
+# ranks JOB OUTPUT N [VAR=VALUE ...]: N processes with the launcher's variables, each seeing one GPU;
+# `node_env RANK N` prints more variables for a rank.
+node_env() { :; }
+ranks() {
+  local job=$1 dir=$2 n=$3 r pids=()
+  shift 3
+  for ((r = 0; r < n; r++)); do
+    env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r SEISIMAGE_RUN_ID="$(basename "$dir")" CUDA_VISIBLE_DEVICES=$r \
+      $(node_env "$r" "$n") "$@" "$bin" --quiet run "$job" --set "output.dir=\"$dir\"" >"$dir.rank$r.log" 2>&1 &
+    pids+=($!)
+  done
+  local ok=0
+  for p in "${pids[@]}"; do wait "$p" || ok=1; done
+  return $ok
+}
+
+# check LABEL DIR REFERENCE: the products of DIR against REFERENCE.
+check() {
+  local result
+  result=$(compare "$2" "$3" 2>&1) || fail "$1"
+  echo "$1: $result"
+}
+
+echo "== correctness: 384 x 384 x 750, 300 depth steps"
+port=29500
+"$bin" --quiet synth --model diffractor --size 384x384x750 "$work/small.sgy" || fail "synth"
+for method in phase-shift split-step; do
+  job=$work/small-$method.toml
+  write_job "$job" "$work/small.sgy" "$method" 300 384 384x384
+  one=$work/$method-1
+  CUDA_VISIBLE_DEVICES=0 "$bin" --quiet run "$job" --backend cuda --set "output.dir=\"$one\"" >"$one.log" 2>&1 ||
+    fail "$method on one GPU: $(tail -n 2 "$one.log")"
+  for n in "${counts[@]}"; do
+    d=$work/$method-$n-gpus
+    "$bin" --quiet run "$job" --gpus "$n" --set "output.dir=\"$d\"" >"$d.log" 2>&1 || fail "$method --gpus $n"
+    check "$method, --gpus $n against one GPU" "$d" "$one"
+    "$bin" --quiet run "$job" --gpus "$n" --set "output.dir=\"$d-again\"" >"$d-again.log" 2>&1 ||
+      fail "$method --gpus $n again"
+    result=$(compare "$d-again" "$d" --identical 2>&1) || fail "$method --gpus $n twice"
+    echo "$method, --gpus $n twice: $result"
+
+    d=$work/$method-$n-idfile
+    ranks "$job" "$d" "$n" || fail "$method, $n processes meeting through the id file"
+    check "$method, $n processes meeting through the id file" "$d" "$one"
+
+    d=$work/$method-$n-commid
+    ranks "$job" "$d" "$n" NCCL_COMM_ID=127.0.0.1:$((port += 1)) || fail "$method, $n processes, NCCL_COMM_ID"
+    check "$method, $n processes meeting through NCCL_COMM_ID" "$d" "$one"
+
+    if command -v mpirun >/dev/null; then
+      d=$work/$method-$n-mpirun
+      mpirun --allow-run-as-root --oversubscribe -np "$n" -x NCCL_NVLS_ENABLE "$bin" --quiet run "$job" \
+        --backend cuda --set "output.dir=\"$d\"" >"$d.log" 2>&1 || fail "$method, mpirun -np $n"
+      check "$method, mpirun -np $n" "$d" "$one"
+    fi
+
+    # Two emulated nodes: each half of the ranks has its own host id, and NCCL connects them by sockets.
+    node_env() { echo "NCCL_HOSTID=node-$(($1 * 2 / $2)) LOCAL_RANK=$(($1 % ($2 / 2))) NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo"; }
+    d=$work/$method-$n-nodes
+    ranks "$job" "$d" "$n" || fail "$method, $n ranks as two emulated nodes"
+    node_env() { :; }
+    check "$method, $n ranks as two emulated nodes" "$d" "$one"
+  done
+done
+
+echo "== scaling volume $scale_size, split-step, $scale_steps depth steps"
+IFS=x read -r sni snx _ <<<"$scale_size"
+start=$(now)
+"$bin" --quiet synth --model diffractor --size "$scale_size" "$work/big.sgy" || fail "synth $scale_size"
+echo "synth $scale_size: $(since "$start") s"
+job=$work/big.toml
+write_job "$job" "$work/big.sgy" split-step "$scale_steps" 256 "${sni}x${snx}"
+scaled() { # label extra-args...
+  local label=$1 start
+  shift
+  start=$(now)
+  "$bin" --quiet run "$job" --set "output.dir=\"$work/$label\"" "$@" >"$work/$label.log" 2>&1 ||
+    { fail "$label: $(tail -n 2 "$work/$label.log")"; return; }
+  echo "$label: $(since "$start") s end to end"
+  summary "$label" "$work/$label/manifest.json"
+}
+CUDA_VISIBLE_DEVICES=0 scaled big-1 --backend cuda
+for n in "${counts[@]}"; do
+  scaled "big-$n" --gpus "$n"
+  check "scaling job, --gpus $n against one GPU" "$work/big-$n" "$work/big-1"
+done
+
+echo "== the whole file in each process: shards on one GPU each, then reduce"
+for n in "${counts[@]}"; do
+  start=$(now)
+  pids=()
+  for ((i = 1; i <= n; i++)); do
+    CUDA_VISIBLE_DEVICES=$((i - 1)) "$bin" --quiet run "$job" --backend cuda --shard "$i/$n" \
+      --set "output.dir=\"$work/shards-$n\"" >"$work/shards-$n.$i.log" 2>&1 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || fail "shards of $n"; done
+  migrated=$(since "$start")
+  "$bin" --quiet reduce "$job" --shards "$n" --set "output.dir=\"$work/shards-$n\"" >"$work/shards-$n.reduce.log" 2>&1 ||
+    fail "reduce of $n shards: $(tail -n 2 "$work/shards-$n.reduce.log")"
+  echo "shards-$n: every shard done in $migrated s, reduced at $(since "$start") s end to end"
+  check "scaling job, $n shards against one GPU" "$work/shards-$n" "$work/big-1"
+done
+
+echo "== frequency bands: device memory limited to 4 GB"
+CUDA_VISIBLE_DEVICES=0 scaled bands-1 --backend cuda --set compute.device_memory_gb=4
+for n in "${counts[@]}"; do
+  scaled "bands-$n" --gpus "$n" --set compute.device_memory_gb=4
+  check "banded job, --gpus $n against one GPU" "$work/bands-$n" "$work/big-1"
+done
+
+echo "== a rank killed mid-run (SIGKILL, 8 s in)"
+n=${counts[0]}
+d=$work/killed-gpus
+start=$(now)
+"$bin" run "$job" --gpus "$n" --set "output.dir=\"$d\"" >"$d.log" 2>&1 &
+launcher=$!
+sleep 8
+victim=$(pgrep -P "$launcher" | tail -n 1)
+kill -9 "$victim"
+timeout 120 tail --pid="$launcher" -f /dev/null
+wait "$launcher"
+code=$?
+echo "--gpus $n, rank pid $victim killed at 8 s: the command ended at $(since "$start") s with exit code $code;" \
+  "manifest: $([ -f "$d/manifest.json" ] && echo present || echo none)"
+[ $code -ne 0 ] && [ ! -f "$d/manifest.json" ] || fail "killed rank under --gpus"
+
+d=$work/killed-ranks
+start=$(now)
+pids=()
+for ((r = 0; r < n; r++)); do
+  RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r SEISIMAGE_RUN_ID=killed CUDA_VISIBLE_DEVICES=$r \
+    "$bin" run "$job" --set "output.dir=\"$d\"" >"$d.rank$r.log" 2>&1 &
+  pids+=($!)
+done
+sleep 8
+kill -9 "${pids[$((n - 1))]}"
+for ((r = 0; r < n - 1; r++)); do
+  timeout 120 tail --pid="${pids[$r]}" -f /dev/null || { fail "rank $r still running 120 s after"; kill -9 "${pids[$r]}"; }
+  wait "${pids[$r]}"
+  code=$?
+  echo "rank $r of $n processes, rank $((n - 1)) killed at 8 s: ended at $(since "$start") s with exit code $code;" \
+    "its last line: $(tail -n 1 "$d.rank$r.log")"
+done
+[ ! -f "$d/manifest.json" ] || fail "a manifest after a killed rank"
+
+find "$work" \( -name '*.sgy' -o -name '*.npy' -o -name '*.png' -o -name '*.partial' \) -delete
+tar czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
+echo "status $status (logs and manifests packed in $out.tar.gz)"
+exit $status
