@@ -25,6 +25,8 @@ scale_size=${3:-2048x2048x1000}; scale_steps=${4:-600}
 export NCCL_NVLS_ENABLE=0
 status=0
 fail() { echo "FAILED: $*"; status=1; }
+# No run may hang the script: each is given up after this long.
+limit=${SEISIMAGE_RUN_LIMIT:-180}
 now() { date +%s.%N; }
 since() { python3 -c "print(f'{$(now) - $1:.2f}')"; }
 summary() { python3 "$here/stage_summary.py" "$@"; } # label manifest
@@ -92,7 +94,7 @@ ranks() {
   shift 3
   for ((r = 0; r < n; r++)); do
     env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r SEISIMAGE_RUN_ID="$(basename "$dir")" CUDA_VISIBLE_DEVICES=$r \
-      $(node_env "$r" "$n") "$@" "$bin" --quiet run "$job" --set "output.dir=\"$dir\"" >"$dir.rank$r.log" 2>&1 &
+      $(node_env "$r" "$n") "$@" timeout "$limit" "$bin" --quiet run "$job" --set "output.dir=\"$dir\"" >"$dir.rank$r.log" 2>&1 &
     pids+=($!)
   done
   local ok=0
@@ -118,9 +120,9 @@ for method in phase-shift split-step; do
     fail "$method on one GPU: $(tail -n 2 "$one.log")"
   for n in "${counts[@]}"; do
     d=$work/$method-$n-gpus
-    "$bin" --quiet run "$job" --gpus "$n" --set "output.dir=\"$d\"" >"$d.log" 2>&1 || fail "$method --gpus $n"
+    timeout "$limit" "$bin" --quiet run "$job" --gpus "$n" --set "output.dir=\"$d\"" >"$d.log" 2>&1 || fail "$method --gpus $n"
     check "$method, --gpus $n against one GPU" "$d" "$one"
-    "$bin" --quiet run "$job" --gpus "$n" --set "output.dir=\"$d-again\"" >"$d-again.log" 2>&1 ||
+    timeout "$limit" "$bin" --quiet run "$job" --gpus "$n" --set "output.dir=\"$d-again\"" >"$d-again.log" 2>&1 ||
       fail "$method --gpus $n again"
     result=$(compare "$d-again" "$d" --identical 2>&1) || fail "$method --gpus $n twice"
     echo "$method, --gpus $n twice: $result"
@@ -135,7 +137,7 @@ for method in phase-shift split-step; do
 
     if command -v mpirun >/dev/null; then
       d=$work/$method-$n-mpirun
-      mpirun --allow-run-as-root --oversubscribe -np "$n" -x NCCL_NVLS_ENABLE "$bin" --quiet run "$job" \
+      timeout "$limit" mpirun --allow-run-as-root --oversubscribe -np "$n" -x NCCL_NVLS_ENABLE "$bin" --quiet run "$job" \
         --backend cuda --set "output.dir=\"$d\"" >"$d.log" 2>&1 || fail "$method, mpirun -np $n"
       check "$method, mpirun -np $n" "$d" "$one"
     fi
@@ -160,7 +162,7 @@ scaled() { # label extra-args...
   local label=$1 start
   shift
   start=$(now)
-  "$bin" --quiet run "$job" --set "output.dir=\"$work/$label\"" "$@" >"$work/$label.log" 2>&1 ||
+  timeout "$limit" "$bin" --quiet run "$job" --set "output.dir=\"$work/$label\"" "$@" >"$work/$label.log" 2>&1 ||
     { fail "$label: $(tail -n 2 "$work/$label.log")"; return; }
   echo "$label: $(since "$start") s end to end"
   summary "$label" "$work/$label/manifest.json"
@@ -176,7 +178,7 @@ for n in "${counts[@]}"; do
   start=$(now)
   pids=()
   for ((i = 1; i <= n; i++)); do
-    CUDA_VISIBLE_DEVICES=$((i - 1)) "$bin" --quiet run "$job" --backend cuda --shard "$i/$n" \
+    CUDA_VISIBLE_DEVICES=$((i - 1)) timeout "$limit" "$bin" --quiet run "$job" --backend cuda --shard "$i/$n" \
       --set "output.dir=\"$work/shards-$n\"" >"$work/shards-$n.$i.log" 2>&1 &
     pids+=($!)
   done
