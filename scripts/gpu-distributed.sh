@@ -16,6 +16,8 @@ here=$(dirname "$(realpath "$0")")
 bin=$(realpath "$1"); tests=$2; out=$(mkdir -p "$3" && realpath "$3"); size=${4:-1024x1024x1000}
 export NCCL_NVLS_ENABLE=0 SEISIMAGE_BIN=$bin
 status=0
+# SEISIMAGE_PARTS="bands" or "ranks" runs one of the two parts; SEISIMAGE_ROUNDS sets the repeats (2).
+parts=" ${SEISIMAGE_PARTS:-bands ranks} "; rounds=${SEISIMAGE_ROUNDS:-2}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 
 # TESTS=- skips the tests (when the whole suite has just run on the GPU).
@@ -39,34 +41,38 @@ run_job() { # label extra-args...
   summary "$label" "$out/$label/manifest.json"
 }
 
-echo "== one GPU: at once, then forced into bands (device memory limited), spectrum pinned or on disk"
-for round in 1 2; do
-  run_job "whole-$round"
-  for gb in 3 1.5; do
-    run_job "bands-$gb-$round" --set "compute.device_memory_gb=$gb"
-  done
-  run_job "disk-1.5-$round" --set compute.device_memory_gb=1.5 --set compute.host_memory_gb=1 \
-    --set "compute.scratch_dir=\"$work\""
-done
-
-echo "== ranks sharing the one GPU as emulated hosts"
-for n in 1 2 4; do
-  for round in 1 2; do
-    label=ranks-$n-$round
-    pids=()
-    start=$(date +%s.%N)
-    for ((r = 0; r < n; r++)); do
-      RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r SEISIMAGE_RUN_ID=$label NCCL_HOSTID=emulated-$r NCCL_NET=Socket \
-        NCCL_SOCKET_IFNAME=lo "$bin" run "$job" --backend cuda --set "output.dir=\"$out/$label\"" \
-        >"$out/$label-rank$r.log" 2>&1 &
-      pids+=($!)
+if [[ $parts == *" bands "* ]]; then
+  echo "== one GPU: at once, then forced into bands (device memory limited), spectrum pinned or on disk"
+  for ((round = 1; round <= rounds; round++)); do
+    run_job "whole-$round"
+    for gb in 3 1.5; do
+      run_job "bands-$gb-$round" --set "compute.device_memory_gb=$gb"
     done
-    for p in "${pids[@]}"; do wait "$p" || status=1; done
-    end=$(date +%s.%N)
-    echo "$label: all ranks done in $(python3 -c "print(f'{$end - $start:.2f}')") s"
-    [ -f "$out/$label/manifest.json" ] && summary "$label" "$out/$label/manifest.json"
+    run_job "disk-1.5-$round" --set compute.device_memory_gb=1.5 --set compute.host_memory_gb=1 \
+      --set "compute.scratch_dir=\"$work\""
   done
-done
+fi
+
+if [[ $parts == *" ranks "* ]]; then
+  echo "== ranks sharing the one GPU as emulated hosts"
+  for n in 1 2 4; do
+    for ((round = 1; round <= rounds; round++)); do
+      label=ranks-$n-$round
+      pids=()
+      start=$(date +%s.%N)
+      for ((r = 0; r < n; r++)); do
+        RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r SEISIMAGE_RUN_ID=$label NCCL_HOSTID=emulated-$r NCCL_NET=Socket \
+          NCCL_SOCKET_IFNAME=lo "$bin" run "$job" --backend cuda --set "output.dir=\"$out/$label\"" \
+          >"$out/$label-rank$r.log" 2>&1 &
+        pids+=($!)
+      done
+      for p in "${pids[@]}"; do wait "$p" || status=1; done
+      end=$(date +%s.%N)
+      echo "$label: all ranks done in $(python3 -c "print(f'{$end - $start:.2f}')") s"
+      [ -f "$out/$label/manifest.json" ] && summary "$label" "$out/$label/manifest.json"
+    done
+  done
+fi
 for f in "$out"/*/*.h5 "$out"/*/*.png; do rm -f "$f"; done
 rm -rf "$work"
 tar czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"

@@ -27,6 +27,9 @@ status=0
 fail() { echo "FAILED: $*"; status=1; }
 # No run may hang the script: each is given up after this long.
 limit=${SEISIMAGE_RUN_LIMIT:-180}
+# The parts to run (all by default): SEISIMAGE_PARTS="scaling shards" runs only those two.
+parts=" ${SEISIMAGE_PARTS:-correctness scaling shards bands killed} "
+wanted() { [[ $parts == *" $1 "* ]] && { [ "$1" = correctness ] || scaling_job; }; }
 now() { date +%s.%N; }
 since() { python3 -c "print(f'{$(now) - $1:.2f}')"; }
 summary() { python3 "$here/stage_summary.py" "$@"; } # label manifest
@@ -102,63 +105,20 @@ ranks() {
   return $ok
 }
 
-# check LABEL DIR REFERENCE: the products of DIR against REFERENCE.
-check() {
-  local result
-  result=$(compare "$2" "$3" 2>&1) || fail "$1"
-  echo "$1: $result"
+# The scaling job on its volume, written once.
+job=$work/big.toml
+scaling_job() {
+  [ -f "$job" ] && return
+  local sni snx start
+  IFS=x read -r sni snx _ <<<"$scale_size"
+  start=$(now)
+  "$bin" --quiet synth --model diffractor --size "$scale_size" "$work/big.sgy" || fail "synth $scale_size"
+  echo "synth $scale_size: $(since "$start") s"
+  write_job "$job" "$work/big.sgy" split-step "$scale_steps" 256 "${sni}x${snx}"
 }
 
-echo "== correctness: 384 x 384 x 750, 300 depth steps"
-port=29500
-"$bin" --quiet synth --model diffractor --size 384x384x750 "$work/small.sgy" || fail "synth"
-for method in phase-shift split-step; do
-  job=$work/small-$method.toml
-  write_job "$job" "$work/small.sgy" "$method" 300 384 384x384
-  one=$work/$method-1
-  CUDA_VISIBLE_DEVICES=0 "$bin" --quiet run "$job" --backend cuda --set "output.dir=\"$one\"" >"$one.log" 2>&1 ||
-    fail "$method on one GPU: $(tail -n 2 "$one.log")"
-  for n in "${counts[@]}"; do
-    d=$work/$method-$n-gpus
-    timeout "$limit" "$bin" --quiet run "$job" --gpus "$n" --set "output.dir=\"$d\"" >"$d.log" 2>&1 || fail "$method --gpus $n"
-    check "$method, --gpus $n against one GPU" "$d" "$one"
-    timeout "$limit" "$bin" --quiet run "$job" --gpus "$n" --set "output.dir=\"$d-again\"" >"$d-again.log" 2>&1 ||
-      fail "$method --gpus $n again"
-    result=$(compare "$d-again" "$d" --identical 2>&1) || fail "$method --gpus $n twice"
-    echo "$method, --gpus $n twice: $result"
-
-    d=$work/$method-$n-idfile
-    ranks "$job" "$d" "$n" || fail "$method, $n processes meeting through the id file"
-    check "$method, $n processes meeting through the id file" "$d" "$one"
-
-    d=$work/$method-$n-commid
-    ranks "$job" "$d" "$n" NCCL_COMM_ID=127.0.0.1:$((port += 1)) || fail "$method, $n processes, NCCL_COMM_ID"
-    check "$method, $n processes meeting through NCCL_COMM_ID" "$d" "$one"
-
-    if command -v mpirun >/dev/null; then
-      d=$work/$method-$n-mpirun
-      timeout "$limit" mpirun --allow-run-as-root --oversubscribe -np "$n" -x NCCL_NVLS_ENABLE "$bin" --quiet run "$job" \
-        --backend cuda --set "output.dir=\"$d\"" >"$d.log" 2>&1 || fail "$method, mpirun -np $n"
-      check "$method, mpirun -np $n" "$d" "$one"
-    fi
-
-    # Two emulated nodes: each half of the ranks has its own host id, and NCCL connects them by sockets.
-    node_env() { echo "NCCL_HOSTID=node-$(($1 * 2 / $2)) LOCAL_RANK=$(($1 % ($2 / 2))) NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo"; }
-    d=$work/$method-$n-nodes
-    ranks "$job" "$d" "$n" || fail "$method, $n ranks as two emulated nodes"
-    node_env() { :; }
-    check "$method, $n ranks as two emulated nodes" "$d" "$one"
-  done
-done
-
-echo "== scaling volume $scale_size, split-step, $scale_steps depth steps"
-IFS=x read -r sni snx _ <<<"$scale_size"
-start=$(now)
-"$bin" --quiet synth --model diffractor --size "$scale_size" "$work/big.sgy" || fail "synth $scale_size"
-echo "synth $scale_size: $(since "$start") s"
-job=$work/big.toml
-write_job "$job" "$work/big.sgy" split-step "$scale_steps" 256 "${sni}x${snx}"
-scaled() { # label extra-args...
+# scaled LABEL ARGS...: the scaling job with ARGS, its time from start to end and its stages.
+scaled() {
   local label=$1 start
   shift
   start=$(now)
@@ -167,70 +127,131 @@ scaled() { # label extra-args...
   echo "$label: $(since "$start") s end to end"
   summary "$label" "$work/$label/manifest.json"
 }
-CUDA_VISIBLE_DEVICES=0 scaled big-1 --backend cuda
-for n in "${counts[@]}"; do
-  scaled "big-$n" --gpus "$n"
-  check "scaling job, --gpus $n against one GPU" "$work/big-$n" "$work/big-1"
-done
 
-echo "== the whole file in each process: shards on one GPU each, then reduce"
-for n in "${counts[@]}"; do
+# check LABEL DIR REFERENCE: the products of DIR against REFERENCE.
+check() {
+  local result
+  result=$(compare "$2" "$3" 2>&1) || fail "$1"
+  echo "$1: $result"
+}
+
+if wanted correctness; then
+  echo "== correctness: 384 x 384 x 750, 300 depth steps"
+  port=29500
+  "$bin" --quiet synth --model diffractor --size 384x384x750 "$work/small.sgy" || fail "synth"
+  for method in phase-shift split-step; do
+    small=$work/small-$method.toml
+    write_job "$small" "$work/small.sgy" "$method" 300 384 384x384
+    one=$work/$method-1
+    CUDA_VISIBLE_DEVICES=0 "$bin" --quiet run "$small" --backend cuda --set "output.dir=\"$one\"" >"$one.log" 2>&1 ||
+      fail "$method on one GPU: $(tail -n 2 "$one.log")"
+    for n in "${counts[@]}"; do
+      d=$work/$method-$n-gpus
+      timeout "$limit" "$bin" --quiet run "$small" --gpus "$n" --set "output.dir=\"$d\"" >"$d.log" 2>&1 || fail "$method --gpus $n"
+      check "$method, --gpus $n against one GPU" "$d" "$one"
+      timeout "$limit" "$bin" --quiet run "$small" --gpus "$n" --set "output.dir=\"$d-again\"" >"$d-again.log" 2>&1 ||
+        fail "$method --gpus $n again"
+      result=$(compare "$d-again" "$d" --identical 2>&1) || fail "$method --gpus $n twice"
+      echo "$method, --gpus $n twice: $result"
+
+      d=$work/$method-$n-idfile
+      ranks "$small" "$d" "$n" || fail "$method, $n processes meeting through the id file"
+      check "$method, $n processes meeting through the id file" "$d" "$one"
+
+      d=$work/$method-$n-commid
+      ranks "$small" "$d" "$n" NCCL_COMM_ID=127.0.0.1:$((port += 1)) || fail "$method, $n processes, NCCL_COMM_ID"
+      check "$method, $n processes meeting through NCCL_COMM_ID" "$d" "$one"
+
+      if command -v mpirun >/dev/null; then
+        d=$work/$method-$n-mpirun
+        timeout "$limit" mpirun --allow-run-as-root --oversubscribe -np "$n" -x NCCL_NVLS_ENABLE "$bin" --quiet run "$small" \
+          --backend cuda --set "output.dir=\"$d\"" >"$d.log" 2>&1 || fail "$method, mpirun -np $n"
+        check "$method, mpirun -np $n" "$d" "$one"
+      fi
+
+      # Two emulated nodes: each half of the ranks has its own host id, and NCCL connects them by sockets.
+      node_env() { echo "NCCL_HOSTID=node-$(($1 * 2 / $2)) LOCAL_RANK=$(($1 % ($2 / 2))) NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo"; }
+      d=$work/$method-$n-nodes
+      ranks "$small" "$d" "$n" || fail "$method, $n ranks as two emulated nodes"
+      node_env() { :; }
+      check "$method, $n ranks as two emulated nodes" "$d" "$one"
+    done
+  done
+fi
+
+if wanted scaling; then
+  echo "== scaling volume $scale_size, split-step, $scale_steps depth steps"
+  CUDA_VISIBLE_DEVICES=0 scaled big-1 --backend cuda
+  for n in "${counts[@]}"; do
+    scaled "big-$n" --gpus "$n"
+    check "scaling job, --gpus $n against one GPU" "$work/big-$n" "$work/big-1"
+  done
+fi
+
+if wanted shards; then
+  echo "== the whole file in each process: shards on one GPU each, then reduce"
+  for n in "${counts[@]}"; do
+    start=$(now)
+    pids=()
+    for ((i = 1; i <= n; i++)); do
+      CUDA_VISIBLE_DEVICES=$((i - 1)) timeout "$limit" "$bin" --quiet run "$job" --backend cuda --shard "$i/$n" \
+        --set "output.dir=\"$work/shards-$n\"" >"$work/shards-$n.$i.log" 2>&1 &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || fail "shards of $n"; done
+    migrated=$(since "$start")
+    "$bin" --quiet reduce "$job" --shards "$n" --set "output.dir=\"$work/shards-$n\"" >"$work/shards-$n.reduce.log" 2>&1 ||
+      fail "reduce of $n shards: $(tail -n 2 "$work/shards-$n.reduce.log")"
+    echo "shards-$n: every shard done in $migrated s, reduced at $(since "$start") s end to end"
+    check "scaling job, $n shards against one GPU" "$work/shards-$n" "$work/big-1"
+  done
+fi
+
+if wanted bands; then
+  echo "== frequency bands: device memory limited to 4 GB"
+  CUDA_VISIBLE_DEVICES=0 scaled bands-1 --backend cuda --set compute.device_memory_gb=4
+  for n in "${counts[@]}"; do
+    scaled "bands-$n" --gpus "$n" --set compute.device_memory_gb=4
+    check "banded job, --gpus $n against one GPU" "$work/bands-$n" "$work/big-1"
+  done
+fi
+
+if wanted killed; then
+  echo "== a rank killed mid-run (SIGKILL, 8 s in)"
+  n=${counts[0]}
+  d=$work/killed-gpus
+  start=$(now)
+  "$bin" run "$job" --gpus "$n" --set "output.dir=\"$d\"" >"$d.log" 2>&1 &
+  launcher=$!
+  sleep 8
+  victim=$(pgrep -P "$launcher" | tail -n 1)
+  kill -9 "$victim"
+  timeout 120 tail --pid="$launcher" -f /dev/null
+  wait "$launcher"
+  code=$?
+  echo "--gpus $n, rank pid $victim killed at 8 s: the command ended at $(since "$start") s with exit code $code;" \
+    "manifest: $([ -f "$d/manifest.json" ] && echo present || echo none)"
+  [ $code -ne 0 ] && [ ! -f "$d/manifest.json" ] || fail "killed rank under --gpus"
+
+  d=$work/killed-ranks
   start=$(now)
   pids=()
-  for ((i = 1; i <= n; i++)); do
-    CUDA_VISIBLE_DEVICES=$((i - 1)) timeout "$limit" "$bin" --quiet run "$job" --backend cuda --shard "$i/$n" \
-      --set "output.dir=\"$work/shards-$n\"" >"$work/shards-$n.$i.log" 2>&1 &
+  for ((r = 0; r < n; r++)); do
+    RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r SEISIMAGE_RUN_ID=killed CUDA_VISIBLE_DEVICES=$r \
+      "$bin" run "$job" --set "output.dir=\"$d\"" >"$d.rank$r.log" 2>&1 &
     pids+=($!)
   done
-  for p in "${pids[@]}"; do wait "$p" || fail "shards of $n"; done
-  migrated=$(since "$start")
-  "$bin" --quiet reduce "$job" --shards "$n" --set "output.dir=\"$work/shards-$n\"" >"$work/shards-$n.reduce.log" 2>&1 ||
-    fail "reduce of $n shards: $(tail -n 2 "$work/shards-$n.reduce.log")"
-  echo "shards-$n: every shard done in $migrated s, reduced at $(since "$start") s end to end"
-  check "scaling job, $n shards against one GPU" "$work/shards-$n" "$work/big-1"
-done
-
-echo "== frequency bands: device memory limited to 4 GB"
-CUDA_VISIBLE_DEVICES=0 scaled bands-1 --backend cuda --set compute.device_memory_gb=4
-for n in "${counts[@]}"; do
-  scaled "bands-$n" --gpus "$n" --set compute.device_memory_gb=4
-  check "banded job, --gpus $n against one GPU" "$work/bands-$n" "$work/big-1"
-done
-
-echo "== a rank killed mid-run (SIGKILL, 8 s in)"
-n=${counts[0]}
-d=$work/killed-gpus
-start=$(now)
-"$bin" run "$job" --gpus "$n" --set "output.dir=\"$d\"" >"$d.log" 2>&1 &
-launcher=$!
-sleep 8
-victim=$(pgrep -P "$launcher" | tail -n 1)
-kill -9 "$victim"
-timeout 120 tail --pid="$launcher" -f /dev/null
-wait "$launcher"
-code=$?
-echo "--gpus $n, rank pid $victim killed at 8 s: the command ended at $(since "$start") s with exit code $code;" \
-  "manifest: $([ -f "$d/manifest.json" ] && echo present || echo none)"
-[ $code -ne 0 ] && [ ! -f "$d/manifest.json" ] || fail "killed rank under --gpus"
-
-d=$work/killed-ranks
-start=$(now)
-pids=()
-for ((r = 0; r < n; r++)); do
-  RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r SEISIMAGE_RUN_ID=killed CUDA_VISIBLE_DEVICES=$r \
-    "$bin" run "$job" --set "output.dir=\"$d\"" >"$d.rank$r.log" 2>&1 &
-  pids+=($!)
-done
-sleep 8
-kill -9 "${pids[$((n - 1))]}"
-for ((r = 0; r < n - 1; r++)); do
-  timeout 120 tail --pid="${pids[$r]}" -f /dev/null || { fail "rank $r still running 120 s after"; kill -9 "${pids[$r]}"; }
-  wait "${pids[$r]}"
-  code=$?
-  echo "rank $r of $n processes, rank $((n - 1)) killed at 8 s: ended at $(since "$start") s with exit code $code;" \
-    "its last line: $(tail -n 1 "$d.rank$r.log")"
-done
-[ ! -f "$d/manifest.json" ] || fail "a manifest after a killed rank"
+  sleep 8
+  kill -9 "${pids[$((n - 1))]}"
+  for ((r = 0; r < n - 1; r++)); do
+    timeout 120 tail --pid="${pids[$r]}" -f /dev/null || { fail "rank $r still running 120 s after"; kill -9 "${pids[$r]}"; }
+    wait "${pids[$r]}"
+    code=$?
+    echo "rank $r of $n processes, rank $((n - 1)) killed at 8 s: ended at $(since "$start") s with exit code $code;" \
+      "its last line: $(tail -n 1 "$d.rank$r.log")"
+  done
+  [ ! -f "$d/manifest.json" ] || fail "a manifest after a killed rank"
+fi
 
 find "$work" \( -name '*.sgy' -o -name '*.npy' -o -name '*.png' -o -name '*.partial' \) -delete
 tar czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
