@@ -4,6 +4,7 @@
 //! to each, so that device memory is planned up front and several plans do not each hold a copy.
 
 use std::ffi::c_void;
+use std::ops::Range;
 
 use cudarc::cufft::{result as fft, sys as fftsys};
 use cudarc::driver::CudaStream;
@@ -16,6 +17,20 @@ const CUFFT_INVERSE: i32 = 1;
 
 fn check<T>(what: &str, r: std::result::Result<T, fft::CufftError>) -> Result<T> {
     r.map_err(|e| Error::Gpu(format!("cuFFT, {what}: {e:?}")))
+}
+
+/// Most elements one batched transform of planes takes. A split-step job of 481 planes of 2400 × 2400
+/// (2.8 × 10⁹ elements, past 2³¹) took 2.5 times as long per plane in one batch on an H100 as the same job
+/// over two GPUs, in batches of 240 and 241, and their images differed by a relative L2 of 1.7 × 10⁻⁴ after
+/// 400 levels, where batches under 2³¹ elements agree within 4 × 10⁻⁷. Batches kept under it make the
+/// transforms of a plane the same whatever the number of planes in a band or a rank.
+pub const MAX_BATCH_ELEMENTS: usize = i32::MAX as usize;
+
+/// The ranges of `n` planes of `plane` elements each that are transformed as one batch: as many planes as
+/// [`MAX_BATCH_ELEMENTS`] allows, the rest in a last, smaller batch.
+pub fn plane_batches(n: usize, plane: usize) -> impl Iterator<Item = Range<usize>> {
+    let most = (MAX_BATCH_ELEMENTS / plane.max(1)).max(1);
+    (0..n).step_by(most).map(move |start| start..(start + most).min(n))
 }
 
 /// Layout of one batched transform (elements, not bytes; `embed` as in `cufftPlanMany`).
@@ -132,6 +147,30 @@ impl Drop for Plan {
         // SAFETY: handle created in `new`.
         unsafe {
             let _ = fft::destroy(self.handle);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plane_batches_stay_under_the_limit_and_cover_every_plane_once() {
+        let plane = 2400 * 2400;
+        let most = MAX_BATCH_ELEMENTS / plane;
+        assert_eq!(most, 372);
+        let batches: Vec<_> = plane_batches(481, plane).collect();
+        assert_eq!(batches, vec![0..372, 372..481]);
+        assert_eq!(plane_batches(240, plane).collect::<Vec<_>>(), vec![0..240]);
+        assert_eq!(plane_batches(0, plane).count(), 0);
+        // A plane larger than the limit still goes one at a time.
+        assert_eq!(plane_batches(3, MAX_BATCH_ELEMENTS + 1).collect::<Vec<_>>(), vec![0..1, 1..2, 2..3]);
+        for (n, plane) in [(1000, 1 << 22), (17, 1 << 27), (5, 1 << 10)] {
+            let b: Vec<_> = plane_batches(n, plane).collect();
+            assert!(b.iter().all(|r| r.len() * plane <= MAX_BATCH_ELEMENTS || r.len() == 1));
+            assert_eq!(b.iter().map(|r| r.len()).sum::<usize>(), n);
+            assert!(b.windows(2).all(|w| w[0].end == w[1].start));
         }
     }
 }

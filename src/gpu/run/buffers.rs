@@ -300,7 +300,7 @@ fn make_ffts(
         Method::SplitStep => {}
     }
     let mut planes = HashMap::new();
-    for b in batches {
+    for b in batches.into_iter().flat_map(|n| fft::plane_batches(n, nk).map(|batch| batch.len())) {
         if let std::collections::hash_map::Entry::Vacant(v) = planes.entry(b) {
             v.insert(fft::Plan::new(
                 fft::Kind::C2C,

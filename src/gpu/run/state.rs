@@ -8,6 +8,7 @@ use super::buffers::RunBuffers;
 use super::handover::Handover;
 use crate::error::{Error, Result};
 use crate::gpu::device::DeviceBuffer;
+use crate::gpu::fft;
 use crate::gpu::launch::{grid_1d, Arg, Launcher};
 use crate::gpu::prelude::Cpx;
 use crate::gpu::timer::DeviceTimer;
@@ -100,12 +101,21 @@ impl<'a> Run<'a> {
         self.timer.time(stage, &self.dev.compute, f)
     }
 
-    /// 2-D FFTs of the first `n` planes at `planes`, in place.
+    /// 2-D FFTs of the first `n` planes at `planes`, in place, in batches of [`fft::plane_batches`].
     pub(super) fn fft_planes(&self, planes: u64, n: usize, forward: bool) -> Result<()> {
-        let p =
-            self.buffers.ffts.planes.get(&n).ok_or_else(|| Error::Gpu(format!("no 2-D FFT plan for {n} planes")))?;
-        // SAFETY: `planes` holds at least n planes of nk values.
-        unsafe { p.exec(planes, planes, forward) }
+        for batch in fft::plane_batches(n, self.nk) {
+            let count = batch.len();
+            let p = self
+                .buffers
+                .ffts
+                .planes
+                .get(&count)
+                .ok_or_else(|| Error::Gpu(format!("no 2-D FFT plan for {count} planes (a batch of {n} planes)")))?;
+            let at = planes + (batch.start * self.nk * std::mem::size_of::<Cpx>()) as u64;
+            // SAFETY: `planes` holds at least n planes of nk values, so the batch's planes lie within it.
+            unsafe { p.exec(at, at, forward) }?;
+        }
+        Ok(())
     }
 
     /// Multiply the first `n` planes of the spectrum by `factor[0..n]`.
