@@ -22,8 +22,8 @@ fn check<T>(what: &str, r: std::result::Result<T, fft::CufftError>) -> Result<T>
 /// Most elements one batched transform of planes takes. A split-step job of 481 planes of 2400 × 2400
 /// (2.8 × 10⁹ elements, past 2³¹) took 2.5 times as long per plane in one batch on an H100 as the same job
 /// over two GPUs, in batches of 240 and 241, and their images differed by a relative L2 of 1.7 × 10⁻⁴ after
-/// 400 levels, where batches under 2³¹ elements agree within 4 × 10⁻⁷. Batches kept under it make the
-/// transforms of a plane the same whatever the number of planes in a band or a rank.
+/// 400 levels, where runs whose batches stay under 2³¹ elements agree within 4 × 10⁻⁷. The size of the
+/// batch was the one difference found between those runs, so batches are kept under it.
 pub const MAX_BATCH_ELEMENTS: usize = i32::MAX as usize;
 
 /// The ranges of `n` planes of `plane` elements each that are transformed as one batch: as many planes as
