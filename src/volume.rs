@@ -379,6 +379,14 @@ pub trait VolumeReader: Send + Sync {
     }
 }
 
+/// The error of a [`VolumeReader::read_box`] whose buffer does not hold exactly the box's values.
+pub fn check_box_buffer(b: &IndexBox, out: &[f32]) -> Result<()> {
+    match out.len() == b.len() {
+        true => Ok(()),
+        false => Err(Error::Request(format!("read_box: buffer holds {} values, box needs {}", out.len(), b.len()))),
+    }
+}
+
 /// A volume held in memory: the result of a read, a synthetic model, or a product about to be written.
 #[derive(Clone, Debug)]
 pub struct Volume {
@@ -434,9 +442,7 @@ impl VolumeReader for Volume {
     }
 
     fn read_box(&self, b: &IndexBox, out: &mut [f32]) -> Result<()> {
-        if out.len() != b.len() {
-            return Err(Error::Request(format!("read_box: buffer holds {} values, box needs {}", out.len(), b.len())));
-        }
+        check_box_buffer(b, out)?;
         let ns = b.s.len();
         let mut k = 0;
         for i in b.il.clone() {
@@ -572,6 +578,16 @@ impl Accumulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_buffer_not_the_size_of_the_box_is_refused() {
+        let axis = SampleAxis { origin: 0.0, step: 4.0, len: 5, domain: Domain::Time };
+        let v = Volume::zeros(Geometry::regular(LineAxis::new(1, 1, 3), LineAxis::new(1, 1, 2), axis));
+        let b = v.geometry.full_box();
+        let e = v.read_box(&b, &mut [0.0; 29]).unwrap_err().to_string();
+        assert!(e.contains("holds 29 values, box needs 30"), "{e}");
+        assert!(v.read_box(&b, &mut [1.0; 30]).is_ok());
+    }
 
     #[test]
     fn line_axis_lookup() {

@@ -301,9 +301,7 @@ impl VolumeReader for FoldedModel {
     }
 
     fn read_box(&self, b: &IndexBox, out: &mut [f32]) -> Result<()> {
-        if out.len() != b.len() {
-            return Err(Error::Request(format!("read_box: buffer holds {} values, box needs {}", out.len(), b.len())));
-        }
+        crate::volume::check_box_buffer(b, out)?;
         let ns = b.s.len();
         if ns == 0 {
             return Ok(());

@@ -143,9 +143,7 @@ impl SegyReader {
         if b.il.end > n_il || b.xl.end > n_xl || b.s.end > n_s || b.il.start > b.il.end || b.xl.start > b.xl.end {
             return Err(Error::Request(format!("read_box: box {b:?} is outside the {n_il} × {n_xl} × {n_s} volume")));
         }
-        if out.len() != b.len() {
-            return Err(Error::Request(format!("read_box: buffer holds {} values, box needs {}", out.len(), b.len())));
-        }
+        crate::volume::check_box_buffer(b, out)?;
         if b.is_empty() {
             return Ok(());
         }
