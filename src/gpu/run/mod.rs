@@ -95,7 +95,9 @@ impl Run<'_> {
             true => {
                 let place = store::place_for(self.plan, store.usable_host_memory());
                 let chunk = self.buffers.chunk_spectrum.as_ref().map_or(0, |c| c.len());
+                let made = Instant::now();
                 let w = store::WaitingSpectrum::new(&dev.gpu, self.plan, place, chunk, &store.scratch_dir())?;
+                ctx.stats.add("band-store", made.elapsed(), w.layout.bytes());
                 tracing::info!("the spectrum waits for its bands in {}", w.place());
                 Some(w)
             }
