@@ -49,7 +49,7 @@ impl Staging {
         let ctx = gpu.ctx.clone();
         let pinning = std::thread::spawn(move || {
             let t = Instant::now();
-            let ring = (0..RING).map(|_| PinnedBuffer::new(&ctx, values, true)).collect::<Result<Vec<_>>>();
+            let ring = (0..RING).map(|_| PinnedBuffer::new(&ctx, values)).collect::<Result<Vec<_>>>();
             tracing::debug!("pinned staging ring allocated in {:.3} s", t.elapsed().as_secs_f64());
             ring
         });

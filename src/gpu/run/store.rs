@@ -40,8 +40,7 @@ impl WaitingSpectrum {
                 file: CacheFile::create(scratch, layout.bytes())?,
                 staging: gpu.alloc_pinned(chunk_values)?,
             },
-            // The ingest writes every value of the layout before a band is read back.
-            _ => match gpu.alloc_pinned_for_copies::<Cpx>(layout.values()) {
+            _ => match gpu.alloc_pinned::<Cpx>(layout.values()) {
                 Ok(pinned) => Waiting::Pinned(pinned),
                 Err(e) => {
                     tracing::warn!(
