@@ -159,7 +159,7 @@ impl CoordTransform {
 }
 
 /// The shape and labels of a volume: axes, survey coordinates and which traces hold data.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct Geometry {
     pub ilines: LineAxis,
     pub xlines: LineAxis,
@@ -168,6 +168,20 @@ pub struct Geometry {
     pub coords: Option<CoordTransform>,
     /// One flag per (iline, xline) in memory order: `false` where the file had no trace (filled with zeros).
     pub live: Vec<bool>,
+}
+
+/// The live flags are counted, not listed: a survey has millions of traces.
+impl std::fmt::Debug for Geometry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let live = self.live.iter().filter(|&&l| l).count();
+        f.debug_struct("Geometry")
+            .field("ilines", &self.ilines)
+            .field("xlines", &self.xlines)
+            .field("samples", &self.samples)
+            .field("coords", &self.coords)
+            .field("live", &format_args!("{live} of {}", self.live.len()))
+            .finish()
+    }
 }
 
 impl Geometry {

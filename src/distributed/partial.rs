@@ -78,7 +78,7 @@ pub fn fingerprint(p: &Prepared) -> String {
     let mut h = Hashing(Sha256::new());
     let _ = write!(
         h,
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{input_bytes}",
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{input_bytes}",
         plan.method,
         plan.input,
         plan.dt,
@@ -93,12 +93,12 @@ pub fn fingerprint(p: &Prepared) -> String {
         plan.dip_limit,
         plan.stolt,
         plan.nonfinite,
-        p.velocity,
+        p.velocity.identity(),
         p.request,
     );
     // A velocity scan: every member's velocity (and the plans differ in it only).
     for m in &p.scan {
-        let _ = write!(h, "|{:?}|{:?}", m.step, m.velocity);
+        let _ = write!(h, "|{:?}|{}", m.step, m.velocity.identity());
     }
     hex(&h.0.finalize())
 }

@@ -111,7 +111,7 @@ impl VelocityTable {
 ///
 /// The values are shared: a scaled copy ([`VelocityModel::scaled`], one per member of a velocity scan)
 /// holds the same values and its own factor.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct VelocityGrid {
     geometry: Geometry,
     data: Arc<[f32]>,
@@ -157,6 +157,26 @@ impl VelocityGrid {
 
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+
+    /// SHA-256 of the values as stored (f32, little-endian, depth slice after depth slice), taken in pieces
+    /// of `DIGEST_PIECE` values side by side and then over the pieces' digests in order, so that a model of
+    /// gigabytes is identified in a fraction of a second.
+    pub fn values_digest(&self) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let pieces: Vec<[u8; 32]> = self
+            .data
+            .par_chunks(DIGEST_PIECE)
+            .map(|piece| {
+                let bytes: Vec<u8> = piece.iter().flat_map(|v| v.to_le_bytes()).collect();
+                Sha256::digest(&bytes).into()
+            })
+            .collect();
+        let mut all = Sha256::new();
+        for piece in &pieces {
+            all.update(piece);
+        }
+        all.finalize().into()
     }
 
     /// The two depth samples around `z` and the weight of the deeper one.
@@ -220,6 +240,20 @@ fn depth_major(values: &[f32], traces: usize, ns: usize, name: &str) -> Result<V
 }
 
 /// The medium the migration propagates through.
+/// Values per piece of [`VelocityGrid::values_digest`]: 16 MiB.
+const DIGEST_PIECE: usize = 1 << 22;
+
+/// The values are summarised: a model can hold billions of them.
+impl std::fmt::Debug for VelocityGrid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VelocityGrid")
+            .field("geometry", &self.geometry)
+            .field("values", &self.data.len())
+            .field("scale", &self.scale)
+            .finish_non_exhaustive()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum VelocityModel {
     /// One velocity everywhere (m/s).
@@ -231,6 +265,18 @@ pub enum VelocityModel {
 }
 
 impl VelocityModel {
+    /// What tells this model from any other, for matching the processes of one job: the model's form and
+    /// numbers, with a grid's values given by their digest ([`VelocityGrid::values_digest`]).
+    pub fn identity(&self) -> String {
+        match self {
+            VelocityModel::Grid(g) => {
+                let digest: String = g.values_digest().iter().map(|b| format!("{b:02x}")).collect();
+                format!("{g:?} sha256 {digest}")
+            }
+            other => format!("{other:?}"),
+        }
+    }
+
     pub fn constant(v: f64) -> Result<Self> {
         if !(v.is_finite() && v > 0.0) {
             return Err(Error::at_key("velocity.velocity", format!("velocity {v} m/s is not a positive number")));
@@ -425,6 +471,41 @@ mod tests {
         assert!(m.varies_laterally());
         let layered: Vec<f32> = (0..35).flat_map(|_| (0..ns).map(|k| value(0, k))).collect();
         assert!(!VelocityModel::Grid(VelocityGrid::new(g, layered, "test").unwrap()).varies_laterally());
+    }
+
+    /// Shards of one job compare their models by identity: any value, the scale or the grid changes it,
+    /// and the form printed stays short whatever the size (it once listed every value, minutes for a
+    /// model of billions).
+    #[test]
+    fn a_grid_is_identified_by_a_digest_of_its_values() {
+        use crate::volume::{LineAxis, SampleAxis};
+        use sha2::{Digest, Sha256};
+        let (ni, nx, nz) = (40, 50, 600);
+        let depth = SampleAxis { origin: 0.0, step: 10.0, len: nz, domain: Domain::Depth };
+        let g = Geometry::regular(LineAxis::new(1, 1, ni), LineAxis::new(1, 1, nx), depth);
+        let value = |t: usize, k: usize| 1500.0 + (t % 7) as f32 + 0.5 * k as f32;
+        let data: Vec<f32> = (0..ni * nx).flat_map(|t| (0..nz).map(move |k| value(t, k))).collect();
+        let grid = VelocityGrid::new(g.clone(), data.clone(), "test").unwrap();
+
+        // One piece: the digest of the digest of the depth slices' bytes, slice after slice.
+        let bytes: Vec<u8> = (0..nz).flat_map(|k| (0..ni * nx).flat_map(move |t| value(t, k).to_le_bytes())).collect();
+        let expected: [u8; 32] = Sha256::digest(Sha256::digest(&bytes)).into();
+        assert_eq!(grid.values_digest(), expected);
+
+        let model = VelocityModel::Grid(grid);
+        let same = VelocityModel::Grid(VelocityGrid::new(g.clone(), data.clone(), "again").unwrap());
+        assert_eq!(model.identity(), same.identity());
+        let mut changed = data.clone();
+        changed[ni * nx * nz / 2] += 0.25;
+        assert_ne!(model.identity(), VelocityModel::Grid(VelocityGrid::new(g, changed, "test").unwrap()).identity());
+        assert_ne!(model.identity(), model.scaled(1.05).identity());
+        let shifted = SampleAxis { origin: 5.0, step: 10.0, len: nz, domain: Domain::Depth };
+        let moved = Geometry::regular(LineAxis::new(1, 1, ni), LineAxis::new(1, 1, nx), shifted);
+        assert_ne!(model.identity(), VelocityModel::Grid(VelocityGrid::new(moved, data, "test").unwrap()).identity());
+
+        // 1.2 million values, summarised.
+        assert!(model.identity().len() < 2000, "{} characters", model.identity().len());
+        assert!(format!("{model:?}").len() < 2000, "{} characters", format!("{model:?}").len());
     }
 
     #[test]
