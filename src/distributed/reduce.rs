@@ -36,12 +36,8 @@ pub fn reduce(
         return Err(Error::Request(format!("--shards must be 1 to {MAX_SHARES}, not {shards}")));
     }
     let dir: PathBuf = dir.map_or_else(|| job.config.output.dir.clone(), Path::to_path_buf);
-    let prepared = prepare(job.clone())?;
-    let job_id = partial::fingerprint(&prepared);
-    // Every member of a velocity scan has its boxes, member after member.
-    let members = prepared.migrations().len();
-    let boxes: Vec<usize> = (0..members).flat_map(|_| prepared.request.boxes.iter().map(|b| b.len())).collect();
     let share = |i| Share { index: i, count: shards };
+    // Before the job is prepared, which for a 3-D velocity model takes a while.
     let missing: Vec<String> =
         (0..shards).map(share).filter(|s| !dir.join(partial::file_name(*s)).is_file()).map(|s| s.to_string()).collect();
     if !missing.is_empty() {
@@ -56,6 +52,11 @@ pub fn reduce(
             job.source.display()
         )));
     }
+    let prepared = prepare(job.clone())?;
+    let job_id = partial::fingerprint(&prepared);
+    // Every member of a velocity scan has its boxes, member after member.
+    let members = prepared.migrations().len();
+    let boxes: Vec<usize> = (0..members).flat_map(|_| prepared.request.boxes.iter().map(|b| b.len())).collect();
     let t = Instant::now();
     let mut sum: Option<Vec<Vec<f32>>> = None;
     let mut parts: Vec<PartRecord> = Vec::with_capacity(shards);

@@ -185,6 +185,10 @@ fn reduce_refuses_missing_foreign_and_damaged_shares() {
     let out = run(&["reduce", job_s, "--shards", "3"]);
     assert_eq!(out.code(), Some(2), "{out:?}");
     assert!(out.stderr.contains("1 of the 3 shares") && out.stderr.contains("2/3"), "{out:?}");
+    // Said before the job is prepared (minutes for a large 3-D velocity model): here the input is not read.
+    let out = run(&["reduce", job_s, "--shards", "3", "--set", "input.path=\"absent.sgy\""]);
+    assert_eq!(out.code(), Some(2), "{out:?}");
+    assert!(out.stderr.contains("1 of the 3 shares") && !out.stderr.contains("absent.sgy"), "{out:?}");
     // Share 2 from another job: the same file with another zmax.
     let out = run(&["--quiet", "run", job_s, "--shard", "2/3", "--set", "imaging.zmax=190.0"]);
     assert_eq!(out.code(), Some(0), "{out:?}");
