@@ -233,12 +233,13 @@ if wanted killed; then
     "manifest: $([ -f "$d/manifest.json" ] && echo present || echo none)"
   [ $code -ne 0 ] && [ ! -f "$d/manifest.json" ] || fail "killed rank under --gpus"
 
+  # Killed before it meets the others, a rank leaves them waiting until compute.rank_timeout_s: 30 s here.
   d=$work/killed-ranks
   start=$(now)
   pids=()
   for ((r = 0; r < n; r++)); do
     RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r SEISIMAGE_RUN_ID=killed CUDA_VISIBLE_DEVICES=$r \
-      "$bin" run "$job" --set "output.dir=\"$d\"" >"$d.rank$r.log" 2>&1 &
+      "$bin" run "$job" --set "output.dir=\"$d\"" --set compute.rank_timeout_s=30 >"$d.rank$r.log" 2>&1 &
     pids+=($!)
   done
   sleep 8
