@@ -114,7 +114,8 @@ impl VelocityTable {
 #[derive(Clone, PartialEq)]
 pub struct VelocityGrid {
     geometry: Geometry,
-    data: Arc<[f32]>,
+    /// An `Arc<Vec>` rather than an `Arc<[f32]>`, which would copy the values once more.
+    data: Arc<Vec<f32>>,
     /// Every value is multiplied by this.
     scale: f64,
 }
@@ -151,8 +152,9 @@ impl VelocityGrid {
                 geometry.samples.value(s)
             )));
         }
-        let data = depth_major(&data, geometry.n_traces(), ns, name)?;
-        Ok(VelocityGrid { geometry, data: data.into(), scale: 1.0 })
+        let by_depth = depth_major(&data, geometry.n_traces(), ns, name)?;
+        drop(data);
+        Ok(VelocityGrid { geometry, data: Arc::new(by_depth), scale: 1.0 })
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -239,7 +241,6 @@ fn depth_major(values: &[f32], traces: usize, ns: usize, name: &str) -> Result<V
     Ok(out)
 }
 
-/// The medium the migration propagates through.
 /// Values per piece of [`VelocityGrid::values_digest`]: 16 MiB.
 const DIGEST_PIECE: usize = 1 << 22;
 
@@ -254,6 +255,7 @@ impl std::fmt::Debug for VelocityGrid {
     }
 }
 
+/// The medium the migration propagates through.
 #[derive(Clone, Debug, PartialEq)]
 pub enum VelocityModel {
     /// One velocity everywhere (m/s).
