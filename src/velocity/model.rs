@@ -510,6 +510,32 @@ mod tests {
         assert!(format!("{model:?}").len() < 2000, "{} characters", format!("{model:?}").len());
     }
 
+    /// The reference velocity of a 3-D grid enters the plan and so the fingerprint that the shards of one
+    /// job compare: it must not depend on how many threads the machine has. (The f32 slownesses add up
+    /// exactly in f64, in any order, as long as the sum is taken in f64.)
+    #[test]
+    fn a_grids_reference_velocity_is_the_same_on_any_number_of_threads() {
+        use crate::volume::{LineAxis, SampleAxis};
+        let (ni, nx, nz) = (300, 301, 3);
+        let depth = SampleAxis { origin: 0.0, step: 100.0, len: nz, domain: Domain::Depth };
+        let g = Geometry::regular(LineAxis::new(1, 1, ni), LineAxis::new(1, 1, nx), depth);
+        // Irregular values, so that the order of the additions shows in the last bits.
+        let value = |t: usize, k: usize| 1500.0 + ((t * 7919 + k * 104729) % 100003) as f32 * 0.0137;
+        let data: Vec<f32> = (0..ni * nx).flat_map(|t| (0..nz).map(move |k| value(t, k))).collect();
+        let m = VelocityModel::Grid(VelocityGrid::new(g, data, "test").unwrap());
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| [0.0, 37.0, 150.0, 199.0].map(|z| m.reference_velocity(z).to_bits()))
+        };
+        let one = on(1);
+        for threads in [2, 3, 5, 8] {
+            assert_eq!(on(threads), one, "{threads} threads");
+        }
+        // And it is the mean slowness's inverse.
+        let mean: f64 = (0..ni * nx).map(|t| 1.0 / value(t, 1) as f64).sum::<f64>() / (ni * nx) as f64;
+        assert!((m.reference_velocity(100.0) - 1.0 / mean).abs() < 1e-6 * m.reference_velocity(100.0));
+    }
+
     #[test]
     fn a_grid_interpolates_in_depth_and_scales_without_copying() {
         use crate::volume::{LineAxis, SampleAxis};
