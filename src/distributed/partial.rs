@@ -29,7 +29,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, IoContext, Location, Result};
 use crate::imaging::bands::Share;
-use crate::io::output::TempOutput;
+use crate::io::output::{hex, TempOutput};
 use crate::run::Prepared;
 use crate::stats::PartRecord;
 
@@ -101,13 +101,6 @@ pub fn fingerprint(p: &Prepared) -> String {
         let _ = write!(h, "|{:?}|{}", m.step, m.velocity.identity());
     }
     hex(&h.0.finalize())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 /// Feed `values` to `f` as little-endian bytes, a block at a time.

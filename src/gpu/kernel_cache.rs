@@ -60,7 +60,7 @@ impl Recipe {
 
     /// The name the program is stored under: a digest of the recipe.
     pub fn key(&self) -> String {
-        Sha256::digest(self.0.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+        crate::io::output::hex(&Sha256::digest(self.0.as_bytes()))
     }
 }
 

@@ -148,6 +148,15 @@ fn owner_tag() -> &'static str {
     TAG.get_or_init(|| format!("{}-{}", std::process::id(), host_tag()))
 }
 
+/// `bytes` in lower-case hexadecimal, two digits each: how digests are written.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
 /// This host's tag in hidden names.
 fn host_tag() -> String {
     use sha2::{Digest, Sha256};
@@ -157,7 +166,7 @@ fn host_tag() -> String {
         0 => name.iter().position(|&b| b == 0).unwrap_or(name.len()),
         _ => 0,
     };
-    Sha256::digest(&name[..len]).iter().take(4).map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(&name[..len])[..4])
 }
 
 /// `.NAME.TAG-PID-HOST-`: the start of a hidden name next to `path`.
@@ -394,7 +403,7 @@ impl FileDigest {
             let map = unsafe { memmap2::Mmap::map(&*file)? };
             Sha256::digest(&map[..])
         };
-        Ok(FileDigest { bytes, sha256: digest.iter().map(|b| format!("{b:02x}")).collect() })
+        Ok(FileDigest { bytes, sha256: hex(&digest) })
     }
 }
 

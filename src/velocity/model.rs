@@ -272,8 +272,7 @@ impl VelocityModel {
     pub fn identity(&self) -> String {
         match self {
             VelocityModel::Grid(g) => {
-                let digest: String = g.values_digest().iter().map(|b| format!("{b:02x}")).collect();
-                format!("{g:?} sha256 {digest}")
+                format!("{g:?} sha256 {}", crate::io::output::hex(&g.values_digest()))
             }
             other => format!("{other:?}"),
         }
