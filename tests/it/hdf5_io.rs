@@ -502,3 +502,32 @@ fn truncated_and_garbage_files_are_errors_naming_the_file() {
     let e = open_error(&dir.path().join("absent.h5"), DEFAULT_DATASET);
     assert!(e.contains("absent.h5") && e.contains("No such file"), "{e}");
 }
+
+/// A program that seisimage (or anything sharing its process) starts while an HDF5 file is open must not
+/// inherit that file: HDF5 locks the files it opens, and a copy of the descriptor kept by the child kept
+/// the lock, so the finished output could not be opened ("unable to lock file") until the child ended.
+#[test]
+fn a_child_started_while_a_file_is_open_does_not_keep_it_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("written.h5");
+    let v = filled(time_geometry());
+    let mut writer = Hdf5Writer::create(&path, &v.geometry, &Hdf5WriteOptions::default()).unwrap();
+    let reader_of_input = {
+        write_volume(&dir.path().join("input.h5"), &v.geometry, &v.data, &Hdf5WriteOptions::default()).unwrap();
+        Hdf5Reader::open(&dir.path().join("input.h5"), &Hdf5Options::default()).unwrap()
+    };
+    // Started the plain way on purpose: a child that inherits whatever is not close-on-exec.
+    #[allow(clippy::disallowed_methods)]
+    let mut child = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    writer.write_box(&v.geometry.full_box(), &v.data).unwrap();
+    writer.finish().unwrap();
+    drop(reader_of_input);
+
+    let reread = Hdf5Reader::open(&path, &Hdf5Options::default()).and_then(|r| Volume::read(&r));
+    // Writing over the input needs the lock its reader took.
+    let rewritten = hdf5::File::open_rw(dir.path().join("input.h5")).map(drop);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(reread.map_err(|e| e.to_string()).unwrap().data, v.data);
+    rewritten.unwrap();
+}

@@ -110,6 +110,7 @@ impl Hdf5Reader {
         let file = File::open(library_path(&opened, path))
             .doing(path, || "cannot open it as HDF5 (not an HDF5 file, or a damaged one)".into())?;
         drop(opened);
+        raw::close_on_exec(&file).doing(path, || "opening it".into())?;
         let (dataset, [n_il, n_xl, n_s]) = open_volume(path, &file, &dataset_path, file_len)?;
 
         let mut scan = Scan::new(path, &file, &group_path, &dataset, &dataset_path, file_len)?;

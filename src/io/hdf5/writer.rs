@@ -109,6 +109,7 @@ impl Hdf5Writer {
         let file = File::create(crate::io::files::library_path(&created, output.path()))
             .doing(path, || "creating the file".into())?;
         drop(created);
+        super::raw::close_on_exec(&file).doing(path, || "creating the file".into())?;
         let group = if group_path == "/" {
             file.group("/")
         } else {
