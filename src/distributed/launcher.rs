@@ -56,7 +56,7 @@ pub fn launch(ranks: usize, args: &[std::ffi::OsString], cancel: &CancelToken) -
     );
     let commands = (0..ranks)
         .map(|r| {
-            let mut c = Command::new(&exe);
+            let mut c = crate::io::files::child_process(&exe);
             c.args(args)
                 .env("RANK", r.to_string())
                 .env("WORLD_SIZE", ranks.to_string())
@@ -166,7 +166,7 @@ mod tests {
     use super::*;
 
     fn sh(script: &str) -> Command {
-        let mut c = Command::new("sh");
+        let mut c = crate::io::files::child_process("sh");
         c.args(["-c", script]);
         c
     }

@@ -1,6 +1,7 @@
 //! What seisimage opens and what it writes over, seen as files: only regular files are read (a FIFO would
 //! wait forever for a writer, a device such as `/dev/zero` never ends), files are told apart by identity
-//! (device and inode, whatever their names), and text quoted from a file into a message is cut short.
+//! (device and inode, whatever their names), text quoted from a file into a message is cut short, and a
+//! program seisimage starts inherits none of its open files.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -218,6 +219,27 @@ pub fn try_vec(n: usize, path: &Path, what: &str) -> Result<Vec<f32>> {
     // SAFETY: allocated by the global allocator with the layout of `n` f32 values, which a Vec of capacity
     // `n` frees with; all bits zero is 0.0.
     Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
+}
+
+/// A command for `program` that inherits only the standard streams: every program seisimage starts (the
+/// ranks of `--gpus`), and every program its tests start, is made here (clippy's `disallowed-methods`
+/// refuses `Command::new` elsewhere). A file open at the moment of the start would otherwise stay open in
+/// the child for its whole run, and with it any lock on the file: HDF5, for one, locks the files it opens.
+pub fn child_process(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
+    #[allow(clippy::disallowed_methods)]
+    let mut command = std::process::Command::new(program);
+    // SAFETY: close_range is one system call, safe between fork and exec. Marking the descriptors
+    // close-on-exec rather than closing them leaves the standard library's own pipe to the child alone.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command
 }
 
 #[cfg(test)]

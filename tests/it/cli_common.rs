@@ -19,28 +19,10 @@ use seisimage::volume::VolumeReader;
 /// another machine, where the build's path does not exist).
 pub fn seisimage() -> Command {
     let bin = std::env::var_os("SEISIMAGE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_seisimage").into());
-    let mut cmd = Command::new(bin);
-    inherit_no_files(&mut cmd);
-    cmd
+    child(bin)
 }
 
-/// Let `cmd` inherit only its standard streams. The tests of one binary run on parallel threads, and HDF5
-/// opens its files without close-on-exec: a child started while another test had an HDF5 file open kept
-/// that file and its lock, so a later open of the same file by another child failed with "unable to lock
-/// file" (seen once in CI).
-pub fn inherit_no_files(cmd: &mut Command) -> &mut Command {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: close_range is a single system call, safe between fork and exec; marking the descriptors
-    // close-on-exec (rather than closing them) leaves the standard library's own pipe to the child alone.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        })
-    }
-}
+pub use seisimage::io::files::child_process as child;
 
 /// What a finished command left.
 pub struct Outcome {

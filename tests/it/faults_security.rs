@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cli_common::{
-    inherit_no_files, job_text, model, names, run, run_command, samples, seisimage, write_job, write_segy, Outcome,
+    child, job_text, model, names, run, run_command, samples, seisimage, write_job, write_segy, Outcome,
 };
 use seisimage::volume::{Domain, Geometry, LineAxis, SampleAxis};
 
@@ -208,10 +208,7 @@ fn hdf5_filter_plugins_are_never_loaded() {
     )
     .unwrap();
     let so = plugins.join("libplanted.so");
-    // Every child of these tests inherits none of the test process's files: HDF5 keeps its files open, and
-    // locked, without close-on-exec (see `cli_common::inherit_no_files`).
-    let mut gcc = Command::new("gcc");
-    let cc = inherit_no_files(&mut gcc).args(["-shared", "-fPIC", "-o"]).arg(&so).arg(&source).output().expect("gcc");
+    let cc = child("gcc").args(["-shared", "-fPIC", "-o"]).arg(&so).arg(&source).output().expect("gcc");
     assert!(cc.status.success(), "{}", String::from_utf8_lossy(&cc.stderr));
 
     let file = dir.path().join("filtered.h5");
@@ -372,8 +369,7 @@ fn links_planted_in_the_output_folder_are_never_written_through() {
         out = out.display(),
         job = job.display()
     );
-    let mut cmd = Command::new("sh");
-    inherit_no_files(&mut cmd);
+    let mut cmd = child("sh");
     cmd.arg("-c").arg(plant).arg(env!("CARGO_BIN_EXE_seisimage"));
     let o = run_command(&mut cmd);
     assert_eq!(o.code(), Some(0), "{o:?}");
@@ -400,7 +396,7 @@ fn temporary_files_of_runs_that_died_are_removed_by_the_next_run() {
     let (job, _, out) = small_job(dir.path(), "", "depth_slices = [50.0]");
     std::fs::create_dir(&out).unwrap();
     let dead = {
-        let mut child = inherit_no_files(&mut Command::new("true")).spawn().unwrap();
+        let mut child = child("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
         pid

@@ -5,7 +5,6 @@
 //! Expected values come from formulas evaluated on both sides, never from our own reader.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -18,8 +17,7 @@ use seisimage::volume::{CoordTransform, Domain, Geometry, LineAxis, SampleAxis, 
 /// reference packages are missing and the interoperability tests are optional.
 fn python(script: &str, args: &[&Path]) -> Option<Value> {
     let run = |code: &str| {
-        let mut cmd = Command::new("python3");
-        crate::cli_common::inherit_no_files(&mut cmd);
+        let mut cmd = crate::cli_common::child("python3");
         if let Some(path) = std::env::var_os("SEISIMAGE_PYTHONPATH") {
             cmd.env("PYTHONPATH", path);
         }

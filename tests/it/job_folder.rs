@@ -132,7 +132,7 @@ fn a_stale_lock_is_taken_over_and_a_foreign_one_is_respected() {
     let dir = tempfile::tempdir().unwrap();
     let (job, out) = setup(dir.path());
     std::fs::create_dir_all(&out).unwrap();
-    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let mut gone = crate::cli_common::child("true").spawn().unwrap();
     let dead = gone.id();
     gone.wait().unwrap();
     let lock = |pid: u32, host: &str| {

@@ -403,9 +403,9 @@ fn the_slurm_script_leaves_a_log() {
     std::fs::write(&list, format!("{}\n", job.display())).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/slurm-array.sh");
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let mut cmd = std::process::Command::new("bash");
+    let mut cmd = crate::cli_common::child("bash");
     cmd.arg(&script).arg(&list).env("PATH", path).env("SLURM_ARRAY_TASK_ID", "1");
-    let o = crate::cli_common::run_command(crate::cli_common::inherit_no_files(&mut cmd));
+    let o = crate::cli_common::run_command(&mut cmd);
     // Here without a GPU the task fails (the script asks for the cuda backend), with a GPU it succeeds:
     // either way its log names the job.
     assert!(

@@ -4,7 +4,6 @@
 //! SEG-Y file's coordinates, the sample values), never from the renderer.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -218,7 +217,7 @@ print(json.dumps({"errors": p.errors, "open": p.stack, "missing": missing, "link
                   "doctype": p.doctype,
                   "viewport": any(m.get("name") == "viewport" for m in p.meta)}))
 "#;
-    let o = Command::new("python3").arg("-c").arg(script).arg(&out).output().expect("python3 runs");
+    let o = crate::cli_common::child("python3").arg("-c").arg(script).arg(&out).output().expect("python3 runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let got: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(got["errors"], serde_json::json!([]), "{got}");

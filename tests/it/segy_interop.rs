@@ -4,7 +4,6 @@
 //! unless `SEISIMAGE_INTEROP_TESTS=1` (as in CI), where a missing segyio is a failure.
 
 use std::path::Path;
-use std::process::Command;
 
 use seisimage::io::segy::{write_volume, ByteOrder, SegyWriteOptions, WriteFormat};
 use seisimage::volume::{CoordTransform, Domain, Geometry, LineAxis, SampleAxis};
@@ -34,8 +33,7 @@ with segyio.open(path, "r", endian=endian) as f:
 
 /// segyio's view of a file, or `None` when segyio cannot be imported here (and that is allowed).
 fn segyio_reads(path: &Path, little: bool) -> Option<Value> {
-    let mut python = Command::new("python3");
-    crate::cli_common::inherit_no_files(&mut python);
+    let mut python = crate::cli_common::child("python3");
     if let Some(p) = std::env::var_os("SEISIMAGE_PYTHONPATH") {
         python.env("PYTHONPATH", p);
     }

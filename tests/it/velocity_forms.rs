@@ -7,7 +7,6 @@
 //! and passes, unless `SEISIMAGE_INTEROP_TESTS=1` (as in CI).
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::cli_common::{model, run, samples, write_job, write_segy};
 use seisimage::job::Job;
@@ -31,8 +30,7 @@ fn job(dir: &Path, velocity: &str, imaging: &str, output: &str) -> std::path::Pa
 
 /// Run `script` under python3 with `args`; `false` when segyio cannot be imported and that is allowed.
 fn python(script: &str, args: &[String]) -> bool {
-    let mut cmd = Command::new("python3");
-    crate::cli_common::inherit_no_files(&mut cmd);
+    let mut cmd = crate::cli_common::child("python3");
     if let Some(p) = std::env::var_os("SEISIMAGE_PYTHONPATH") {
         cmd.env("PYTHONPATH", p);
     }
