@@ -224,7 +224,8 @@ pub fn try_vec(n: usize, path: &Path, what: &str) -> Result<Vec<f32>> {
 /// A command for `program` that inherits only the standard streams: every program seisimage starts (the
 /// ranks of `--gpus`), and every program its tests start, is made here (clippy's `disallowed-methods`
 /// refuses `Command::new` elsewhere). A file open at the moment of the start would otherwise stay open in
-/// the child for its whole run, and with it any lock on the file: HDF5, for one, locks the files it opens.
+/// the child for its whole run, with any lock on it (the `hdf5` crate's own files are locked, and not
+/// close-on-exec).
 pub fn child_process(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
     use std::os::unix::process::CommandExt;
     #[allow(clippy::disallowed_methods)]

@@ -60,6 +60,19 @@ const ATTR_COORD_PER_XLINE: &str = "coord_per_xline";
 /// The unit attribute of the sample axis dataset (the netCDF / CF convention).
 const ATTR_UNITS: &str = "units";
 
+/// How every HDF5 file is opened and created: without HDF5's file locks. A file being written is private
+/// to its writer (created exclusively under a temporary name, renamed when whole), so a lock protects
+/// nothing there. On a file being read, a lock only keeps HDF5 writers out, and HDF5 still refuses a file
+/// its superblock marks open for writing. Locks, on the other hand, fail on file systems that do not
+/// support them, and one can be held by a process that is only starting: between fork and exec a child
+/// holds every descriptor of its parent, so a file closed by the parent a moment before could not be
+/// opened again. `HDF5_USE_FILE_LOCKING=TRUE` in the environment overrides this.
+fn unlocked() -> ::hdf5::FileBuilder {
+    let mut builder = ::hdf5::File::with_options();
+    builder.with_fapl(|fapl| fapl.file_locking(false));
+    builder
+}
+
 fn line_attr_names(axis: &str) -> [String; 2] {
     [format!("{axis}_first"), format!("{axis}_step")]
 }

@@ -4,7 +4,7 @@
 //! from elsewhere uses.
 
 use std::ffi::CString;
-use std::os::raw::{c_char, c_int, c_uint, c_void};
+use std::os::raw::{c_char, c_uint};
 use std::path::Path;
 
 use ::hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
@@ -12,7 +12,6 @@ use ::hdf5::{Attribute, Dataset, Dataspace, Datatype, Location as H5Location};
 use hdf5_sys::h5::{herr_t, hsize_t};
 use hdf5_sys::h5a::H5Aread;
 use hdf5_sys::h5d::{H5Dread, H5Dwrite};
-use hdf5_sys::h5f::H5Fget_vfd_handle;
 use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5p::H5P_DEFAULT;
 use hdf5_sys::h5s::{H5S_seloper_t, H5Sselect_hyperslab};
@@ -60,24 +59,6 @@ fn call(what: &str, f: impl FnOnce() -> herr_t) -> ::hdf5::Result<()> {
             _ => Err(format!("{what} failed").into()),
         }
     })
-}
-
-/// Mark the descriptor HDF5 holds for `file` close-on-exec. HDF5 opens files without that flag, so a
-/// program started while one is open would keep a copy of its descriptor, and with it HDF5's lock on the
-/// file, for as long as that program runs: a finished output could then not be opened again.
-pub(super) fn close_on_exec(file: &::hdf5::File) -> ::hdf5::Result<()> {
-    let mut handle: *mut c_void = std::ptr::null_mut();
-    call("finding the file's descriptor", || unsafe { H5Fget_vfd_handle(file.id(), H5P_DEFAULT, &mut handle) })?;
-    if handle.is_null() {
-        return Err("HDF5 gave no descriptor for the file".into());
-    }
-    // SAFETY: files are opened with the default (POSIX) driver, whose handle points at its descriptor.
-    let fd = unsafe { *handle.cast::<c_int>() };
-    // SAFETY: a flag change on a descriptor HDF5 keeps open while `file` lives.
-    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
-        return Err(format!("marking the file close-on-exec: {}", std::io::Error::last_os_error()).into());
-    }
-    Ok(())
 }
 
 /// Select box `b` in `space` (`H5S_SELECT_SET`), or add it to the selection (`H5S_SELECT_OR`).

@@ -107,10 +107,10 @@ impl Hdf5Reader {
         // regular file is handed on, by the name of this very descriptor.
         let opened = open_regular(path)?;
         let file_len = opened.metadata().at(path)?.len();
-        let file = File::open(library_path(&opened, path))
+        let file = super::unlocked()
+            .open(library_path(&opened, path))
             .doing(path, || "cannot open it as HDF5 (not an HDF5 file, or a damaged one)".into())?;
         drop(opened);
-        raw::close_on_exec(&file).doing(path, || "opening it".into())?;
         let (dataset, [n_il, n_xl, n_s]) = open_volume(path, &file, &dataset_path, file_len)?;
 
         let mut scan = Scan::new(path, &file, &group_path, &dataset, &dataset_path, file_len)?;

@@ -106,10 +106,10 @@ impl Hdf5Writer {
         let (output, created) = TempOutput::create(path)?;
         // HDF5 opens the file by name: the name of the descriptor itself, so that it writes the file just
         // created and nothing a link put in its place.
-        let file = File::create(crate::io::files::library_path(&created, output.path()))
+        let file = super::unlocked()
+            .create(crate::io::files::library_path(&created, output.path()))
             .doing(path, || "creating the file".into())?;
         drop(created);
-        super::raw::close_on_exec(&file).doing(path, || "creating the file".into())?;
         let group = if group_path == "/" {
             file.group("/")
         } else {
