@@ -5,7 +5,7 @@
 //!
 //! The exploding-reflector halving (`ve = v / 2`) is the imaging code's business, not the model's.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -114,47 +114,46 @@ impl VelocityTable {
 #[derive(Clone, PartialEq)]
 pub struct VelocityGrid {
     geometry: Geometry,
-    /// An `Arc<Vec>` rather than an `Arc<[f32]>`, which would copy the values once more.
-    data: Arc<Vec<f32>>,
+    /// Shared with the grid's scaled copies (the members of a velocity scan).
+    data: Arc<GridValues>,
     /// Every value is multiplied by this.
     scale: f64,
 }
 
 impl VelocityGrid {
-    /// A grid from values in `[il][xl][depth]` order. `name` says where they came from, for errors.
+    /// A grid from values in `[il][xl][depth]` order (trace after trace, as files hold them). `name` says
+    /// where they came from, for errors.
     pub fn new(geometry: Geometry, data: Vec<f32>, name: &str) -> Result<Self> {
-        if geometry.samples.domain != Domain::Depth {
-            return Err(Error::Request(format!(
-                "velocity model {name}: its trace axis is {} in {}; a depth model (m) is needed",
-                geometry.samples.domain.axis_name(),
-                geometry.samples.domain.unit()
-            )));
-        }
-        if data.len() != geometry.n_values() {
-            return Err(Error::Request(format!(
-                "velocity model {name}: {} values for a {:?} grid",
-                data.len(),
-                geometry.shape()
-            )));
-        }
+        check_shape(&geometry, data.len(), name)?;
         let ns = geometry.samples.len;
-        if let Some((t, s, v)) = data
+        let bad = data
             .par_chunks(ns)
             .enumerate()
-            .find_map_first(|(t, tr)| tr.iter().position(|v| !(v.is_finite() && *v > 0.0)).map(|s| (t, s, tr[s])))
-        {
-            let nx = geometry.xlines.len;
-            return Err(Error::Request(format!(
-                "velocity model {name}: velocity {v} m/s at inline {}, crossline {}, depth {} m is not a positive \
-                 number (missing traces must be filled in the model)",
-                geometry.ilines.value(t / nx),
-                geometry.xlines.value(t % nx),
-                geometry.samples.value(s)
-            )));
+            .find_map_first(|(t, tr)| tr.iter().position(|v| !usable(*v)).map(|s| (t, s, tr[s])));
+        if let Some(bad) = bad {
+            return Err(not_usable(&geometry, name, bad));
         }
         let by_depth = depth_major(&data, geometry.n_traces(), ns, name)?;
         drop(data);
-        Ok(VelocityGrid { geometry, data: Arc::new(by_depth), scale: 1.0 })
+        Ok(Self::depth_major_unchecked(geometry, by_depth))
+    }
+
+    /// A grid from values in `[depth][il][xl]` order (depth slice after depth slice, as the grid keeps
+    /// them): no copy is made. For models computed here, level by level.
+    pub fn from_depth_slices(geometry: Geometry, by_depth: Vec<f32>, name: &str) -> Result<Self> {
+        check_shape(&geometry, by_depth.len(), name)?;
+        let bad = by_depth
+            .par_chunks(geometry.n_traces())
+            .enumerate()
+            .find_map_first(|(s, slice)| slice.iter().position(|v| !usable(*v)).map(|t| (t, s, slice[t])));
+        if let Some(bad) = bad {
+            return Err(not_usable(&geometry, name, bad));
+        }
+        Ok(Self::depth_major_unchecked(geometry, by_depth))
+    }
+
+    fn depth_major_unchecked(geometry: Geometry, by_depth: Vec<f32>) -> Self {
+        VelocityGrid { geometry, data: Arc::new(GridValues { values: by_depth, digest: OnceLock::new() }), scale: 1.0 }
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -163,22 +162,25 @@ impl VelocityGrid {
 
     /// SHA-256 of the values as stored (f32, little-endian, depth slice after depth slice), taken in pieces
     /// of `DIGEST_PIECE` values side by side and then over the pieces' digests in order, so that a model of
-    /// gigabytes is identified in a fraction of a second.
+    /// gigabytes is identified in a fraction of a second. Taken once for the grid and its scaled copies.
     pub fn values_digest(&self) -> [u8; 32] {
         use sha2::{Digest, Sha256};
-        let pieces: Vec<[u8; 32]> = self
-            .data
-            .par_chunks(DIGEST_PIECE)
-            .map(|piece| {
-                let bytes: Vec<u8> = piece.iter().flat_map(|v| v.to_le_bytes()).collect();
-                Sha256::digest(&bytes).into()
-            })
-            .collect();
-        let mut all = Sha256::new();
-        for piece in &pieces {
-            all.update(piece);
-        }
-        all.finalize().into()
+        *self.data.digest.get_or_init(|| {
+            let pieces: Vec<[u8; 32]> = self
+                .data
+                .values
+                .par_chunks(DIGEST_PIECE)
+                .map(|piece| {
+                    let bytes: Vec<u8> = piece.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    Sha256::digest(&bytes).into()
+                })
+                .collect();
+            let mut all = Sha256::new();
+            for piece in &pieces {
+                all.update(piece);
+            }
+            all.finalize().into()
+        })
     }
 
     /// The two depth samples around `z` and the weight of the deeper one.
@@ -192,7 +194,7 @@ impl VelocityGrid {
     /// Depth slice `k`: every trace's value at depth sample `k`, in `[il][xl]` order.
     fn slice(&self, k: usize) -> &[f32] {
         let traces = self.geometry.n_traces();
-        &self.data[k * traces..(k + 1) * traces]
+        &self.data.values[k * traces..(k + 1) * traces]
     }
 
     /// Velocity at depth `z` of trace `t` (`[il][xl]` order).
@@ -213,14 +215,45 @@ impl VelocityGrid {
 
     fn laterally_constant(&self) -> bool {
         let traces = self.geometry.n_traces();
-        self.data.par_chunks(traces).all(|slice| slice.iter().all(|a| (a - slice[0]).abs() <= 1e-6 * slice[0]))
+        self.data.values.par_chunks(traces).all(|slice| slice.iter().all(|a| (a - slice[0]).abs() <= 1e-6 * slice[0]))
     }
 
     fn range(&self) -> (f64, f64) {
-        let lo = self.data.par_iter().cloned().reduce(|| f32::INFINITY, f32::min);
-        let hi = self.data.par_iter().cloned().reduce(|| 0.0, f32::max);
+        let lo = self.data.values.par_iter().cloned().reduce(|| f32::INFINITY, f32::min);
+        let hi = self.data.values.par_iter().cloned().reduce(|| 0.0, f32::max);
         (self.scale * lo as f64, self.scale * hi as f64)
     }
+}
+
+/// A grid of `geometry` must be in depth and hold `len` values.
+fn check_shape(geometry: &Geometry, len: usize, name: &str) -> Result<()> {
+    if geometry.samples.domain != Domain::Depth {
+        return Err(Error::Request(format!(
+            "velocity model {name}: its trace axis is {} in {}; a depth model (m) is needed",
+            geometry.samples.domain.axis_name(),
+            geometry.samples.domain.unit()
+        )));
+    }
+    if len != geometry.n_values() {
+        return Err(Error::Request(format!("velocity model {name}: {len} values for a {:?} grid", geometry.shape())));
+    }
+    Ok(())
+}
+
+fn usable(v: f32) -> bool {
+    v.is_finite() && v > 0.0
+}
+
+/// The error for velocity `v` of trace `t` (`[il][xl]` order) at depth sample `s`.
+fn not_usable(geometry: &Geometry, name: &str, (t, s, v): (usize, usize, f32)) -> Error {
+    let nx = geometry.xlines.len;
+    Error::Request(format!(
+        "velocity model {name}: velocity {v} m/s at inline {}, crossline {}, depth {} m is not a positive number \
+         (missing traces must be filled in the model)",
+        geometry.ilines.value(t / nx),
+        geometry.xlines.value(t % nx),
+        geometry.samples.value(s)
+    ))
 }
 
 /// `values` of `traces` traces of `ns` samples each (`[trace][sample]`), laid out `[sample][trace]`.
@@ -241,6 +274,20 @@ fn depth_major(values: &[f32], traces: usize, ns: usize, name: &str) -> Result<V
     Ok(out)
 }
 
+/// A grid's values (`[depth][il][xl]`) and their digest once taken. A `Vec` rather than a slice in the
+/// `Arc`, which would copy the values once more.
+struct GridValues {
+    values: Vec<f32>,
+    digest: OnceLock<[u8; 32]>,
+}
+
+/// Values alike are alike, whether or not their digest has been taken.
+impl PartialEq for GridValues {
+    fn eq(&self, other: &Self) -> bool {
+        self.values == other.values
+    }
+}
+
 /// Values per piece of [`VelocityGrid::values_digest`]: 16 MiB.
 const DIGEST_PIECE: usize = 1 << 22;
 
@@ -249,7 +296,7 @@ impl std::fmt::Debug for VelocityGrid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VelocityGrid")
             .field("geometry", &self.geometry)
-            .field("values", &self.data.len())
+            .field("values", &self.data.values.len())
             .field("scale", &self.scale)
             .finish_non_exhaustive()
     }
@@ -370,7 +417,7 @@ impl VelocityModel {
     /// Values in memory (for the memory estimate).
     pub fn n_values(&self) -> usize {
         match self {
-            VelocityModel::Grid(g) => g.data.len(),
+            VelocityModel::Grid(g) => g.data.values.len(),
             _ => 0,
         }
     }
@@ -474,6 +521,27 @@ mod tests {
         assert!(!VelocityModel::Grid(VelocityGrid::new(g, layered, "test").unwrap()).varies_laterally());
     }
 
+    #[test]
+    fn a_grid_from_depth_slices_equals_the_grid_from_traces() {
+        use crate::volume::{LineAxis, SampleAxis};
+        let (ni, nx, nz) = (3, 4, 5);
+        let depth = SampleAxis { origin: 0.0, step: 25.0, len: nz, domain: Domain::Depth };
+        let g = Geometry::regular(LineAxis::new(10, 1, ni), LineAxis::new(100, 2, nx), depth);
+        let value = |t: usize, k: usize| 1500.0 + 100.0 * t as f32 + 7.0 * k as f32;
+        let by_trace: Vec<f32> = (0..ni * nx).flat_map(|t| (0..nz).map(move |k| value(t, k))).collect();
+        let by_depth: Vec<f32> = (0..nz).flat_map(|k| (0..ni * nx).map(move |t| value(t, k))).collect();
+        let a = VelocityGrid::new(g.clone(), by_trace, "traces").unwrap();
+        let b = VelocityGrid::from_depth_slices(g.clone(), by_depth.clone(), "slices").unwrap();
+        assert!(a == b && a.values_digest() == b.values_digest());
+
+        let mut bad = by_depth;
+        bad[2 * ni * nx + 5] = f32::NAN; // depth 50 m, trace 5: inline 11, crossline 102
+        let e = VelocityGrid::from_depth_slices(g.clone(), bad, "slices").unwrap_err().to_string();
+        assert!(e.contains("slices") && e.contains("inline 11, crossline 102, depth 50 m"), "{e}");
+        let e = VelocityGrid::from_depth_slices(g, vec![2000.0; 7], "short").unwrap_err().to_string();
+        assert!(e.contains("7 values for a [3, 4, 5] grid"), "{e}");
+    }
+
     /// Shards of one job compare their models by identity: any value, the scale or the grid changes it,
     /// and the form printed stays short whatever the size (it once listed every value, minutes for a
     /// model of billions).
@@ -500,6 +568,9 @@ mod tests {
         changed[ni * nx * nz / 2] += 0.25;
         assert_ne!(model.identity(), VelocityModel::Grid(VelocityGrid::new(g, changed, "test").unwrap()).identity());
         assert_ne!(model.identity(), model.scaled(1.05).identity());
+        // The members of a velocity scan are scaled copies: their values are digested once, not per member.
+        let VelocityModel::Grid(member) = model.scaled(0.95) else { unreachable!() };
+        assert_eq!(member.data.digest.get(), Some(&expected));
         let shifted = SampleAxis { origin: 5.0, step: 10.0, len: nz, domain: Domain::Depth };
         let moved = Geometry::regular(LineAxis::new(1, 1, ni), LineAxis::new(1, 1, nx), shifted);
         assert_ne!(model.identity(), VelocityModel::Grid(VelocityGrid::new(moved, data, "test").unwrap()).identity());
