@@ -442,6 +442,13 @@ fn temporary_files_of_runs_that_died_are_removed_by_the_next_run() {
 // ---------------------------------------------------------------------------------------------------------
 // Outputs that are inputs
 
+/// `o` was refused as a bad request (exit 2) saying `says`, and `kept` still holds `before`.
+fn assert_refused_and_kept(o: &Outcome, says: &str, kept: &Path, before: &[u8]) {
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains(says), "'{says}' is not in: {o:?}");
+    assert_eq!(std::fs::read(kept).unwrap(), before, "{} was replaced", kept.display());
+}
+
 #[test]
 fn a_product_that_is_the_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -458,11 +465,9 @@ fn a_product_that_is_the_input_is_refused() {
     );
     for command in ["validate", "run"] {
         let o = run(&[command, path_str(&job)]);
-        assert_eq!(o.code(), Some(2), "{command}: {o:?}");
-        assert!(o.stderr.contains("would replace the input"), "{o:?}");
+        assert_refused_and_kept(&o, "would replace the input", &input, &before);
         assert!(o.stderr.contains(path_str(&input)), "{o:?}");
     }
-    assert_eq!(std::fs::read(&input).unwrap(), before, "the input was replaced");
 
     // A hard link to the input under the product's name is the input too.
     let other = dir.path().join("input.sgy");
@@ -473,8 +478,7 @@ fn a_product_that_is_the_input_is_refused() {
         &job_text(&other, &out, "nz = 20", "[[output.roi]]\nname = \"centre\"\nformats = [\"segy\"]"),
     );
     let o = run(&["run", path_str(&job)]);
-    assert_eq!(o.code(), Some(2), "{o:?}");
-    assert_eq!(std::fs::read(&other).unwrap(), before);
+    assert_refused_and_kept(&o, "would replace the input", &other, &before);
 }
 
 #[test]
@@ -502,9 +506,7 @@ fn a_product_that_is_the_velocity_file_is_refused() {
         .replace("kind = \"constant\"\nvelocity = 2000.0", &format!("kind = \"file\"\npath = {velocity:?}"));
     let job = write_job(&dir.path().join("job.toml"), &text);
     let o = run(&["run", path_str(&job)]);
-    assert_eq!(o.code(), Some(2), "{o:?}");
-    assert!(o.stderr.contains("would replace the velocity file"), "{o:?}");
-    assert_eq!(std::fs::read(&velocity).unwrap(), before);
+    assert_refused_and_kept(&o, "would replace the velocity file", &velocity, &before);
 }
 
 /// Every name a run gives a file is checked, not only the sections in depth: the page, products in time,
@@ -534,9 +536,8 @@ fn products_of_every_kind_that_are_an_input_are_refused() {
         }
         let job = write_job(&dir.path().join("job.toml"), &text);
         let o = run(&["run", path_str(&job)]);
-        assert_eq!(o.code(), Some(2), "{name}: {o:?}");
-        assert!(o.stderr.contains("would replace the input") && o.stderr.contains(name), "{name}: {o:?}");
-        assert_eq!(std::fs::read(&input).unwrap(), before, "{name}: the input was replaced");
+        assert_refused_and_kept(&o, "would replace the input", &input, &before);
+        assert!(o.stderr.contains(name), "{name}: {o:?}");
     }
 
     // A velocity text table under the name of a picture's sidecar.
@@ -551,9 +552,7 @@ fn products_of_every_kind_that_are_an_input_are_refused() {
     );
     let job = write_job(&job, &text);
     let o = run(&["run", path_str(&job)]);
-    assert_eq!(o.code(), Some(2), "{o:?}");
-    assert!(o.stderr.contains("would replace the velocity file"), "{o:?}");
-    assert_eq!(std::fs::read_to_string(&table).unwrap(), "0 2000\n1000 2400\n");
+    assert_refused_and_kept(&o, "would replace the velocity file", &table, b"0 2000\n1000 2400\n");
 }
 
 /// A share of a job split into shards writes its partial products into the output folder or `--partials`:
@@ -567,10 +566,7 @@ fn a_partial_products_file_that_is_the_input_is_refused() {
     std::fs::create_dir(&partials).unwrap();
     std::fs::hard_link(&input, partials.join("shard-1-of-2.partial")).unwrap();
     let o = run(&["run", path_str(&job), "--shard", "1/2", "--partials", path_str(&partials)]);
-    assert_eq!(o.code(), Some(2), "{o:?}");
-    assert!(o.stderr.contains("shard-1-of-2.partial would replace the input"), "{o:?}");
-    assert_eq!(std::fs::read(partials.join("shard-1-of-2.partial")).unwrap(), before);
-    assert_eq!(std::fs::read(&input).unwrap(), before);
+    assert_refused_and_kept(&o, "shard-1-of-2.partial would replace the input", &input, &before);
 }
 
 #[test]
@@ -584,9 +580,7 @@ fn plot_onto_its_own_input_is_refused() {
     for (picture, link) in [("a.png", "a.png"), ("b.png", "b.json")] {
         std::fs::hard_link(&input, dir.path().join(link)).unwrap();
         let o = run(&["plot", path_str(&input), "--inline", "2", "-o", path_str(&dir.path().join(picture))]);
-        assert_eq!(o.code(), Some(2), "{o:?}");
-        assert!(o.stderr.contains("is the input"), "{o:?}");
-        assert_eq!(std::fs::read(&input).unwrap(), before);
+        assert_refused_and_kept(&o, "is the input", &input, &before);
     }
 }
 
@@ -601,9 +595,7 @@ fn convert_onto_its_own_input_is_refused() {
     std::fs::hard_link(&input, &link).unwrap();
     for output in [&input, &link] {
         let o = run(&["convert", path_str(&input), path_str(output), "--iline", "2:3"]);
-        assert_eq!(o.code(), Some(2), "{o:?}");
-        assert!(o.stderr.contains("is the input"), "{o:?}");
-        assert_eq!(std::fs::read(&input).unwrap(), before);
+        assert_refused_and_kept(&o, "is the input", &input, &before);
     }
 }
 
