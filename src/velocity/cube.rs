@@ -143,21 +143,17 @@ pub fn read_cube(reader: &dyn VolumeReader, seismic: &Geometry, how: &CubeReadin
     let given_to = converted.iter().map(|c| c.given_to).fold(f64::INFINITY, f64::min);
     let levels = ((deepest / how.dz).ceil() as usize + 1).max(2);
     let axis = SampleAxis { origin: 0.0, step: how.dz, len: levels, domain: Domain::Depth };
-    // Made depth slice after depth slice, the order the grid keeps: no second copy to transpose.
-    let mut data: Vec<f32> = try_vec(seismic.n_traces() * levels, Path::new(&name), "the velocity model in depth")?;
-    data.par_chunks_mut(seismic.n_traces()).enumerate().for_each(|(k, slice)| {
-        let z = axis.value(k);
-        for (o, c) in slice.iter_mut().zip(&converted) {
-            *o = c.table.at(z) as f32;
-        }
-    });
     steps.push(format!(
         "{} converted to interval velocity in depth, sampled every {} m down to {} m",
         reading.describe(),
         how.dz,
         axis.last()
     ));
-    let grid = VelocityGrid::from_depth_slices(lateral(axis), data, &name).map_err(|e| at_path(e.to_string()))?;
+    let grid = VelocityGrid::from_fn(lateral(axis), &name, |t| {
+        let table = &converted[t].table;
+        move |k| table.at(axis.value(k)) as f32
+    })
+    .map_err(|e| at_path(e.to_string()))?;
     Ok(CubeModel { model: VelocityModel::Grid(grid), given_to, steps })
 }
 

@@ -28,15 +28,12 @@ pub mod units;
 
 use std::path::Path;
 
-use rayon::prelude::*;
-
 pub use lateral::Locate;
 pub use model::{Interpolation, VelocityGrid, VelocityModel, VelocityTable};
 pub use spec::{FunctionSpec, Kind, ScanStep, Velocities, VelocitySpec};
 pub use units::{DepthUnit, VelocityType, VelocityUnit, VerticalDomain};
 
 use crate::error::{Error, Result};
-use crate::io::files::try_vec;
 use crate::volume::{Domain, Geometry, SampleAxis};
 use convert::{interval_in_depth, Converted, Picks};
 
@@ -245,16 +242,12 @@ impl VelocitySpec {
         // Each function sampled once on the depth axis, then mixed per trace.
         let sampled: Vec<Vec<f64>> =
             functions.iter().map(|(_, c)| (0..levels).map(|k| c.table.at(axis.value(k))).collect()).collect();
-        // Made depth slice after depth slice, the order the grid keeps: no second copy to transpose.
-        let name = "the interpolated functions";
-        let mut data: Vec<f32> = try_vec(seismic.n_traces() * levels, Path::new(name), "the velocity model")?;
-        data.par_chunks_mut(seismic.n_traces()).enumerate().for_each(|(k, slice)| {
-            for (o, mix) in slice.iter_mut().zip(&mixes) {
-                *o = mix.iter().map(|&(f, w)| w * sampled[f][k]).sum::<f64>() as f32;
-            }
-        });
         let geometry = Geometry { samples: axis, ..seismic.clone() };
-        let grid = VelocityGrid::from_depth_slices(geometry, data, name)?;
+        let sampled = &sampled;
+        let grid = VelocityGrid::from_fn(geometry, "the interpolated functions", |t| {
+            let mix = &mixes[t];
+            move |k| mix.iter().map(|&(f, w)| w * sampled[f][k]).sum::<f64>() as f32
+        })?;
         steps.push(format!(
             "converted to interval velocity in depth and interpolated onto the seismic's {} traces: {how}; sampled \
              every {dz} m down to {} m",

@@ -133,15 +133,23 @@ impl VelocityGrid {
         if let Some(bad) = bad {
             return Err(not_usable(&geometry, name, bad));
         }
-        let by_depth = depth_major(&data, geometry.n_traces(), ns, name)?;
+        let by_depth = depth_major(geometry.n_traces(), ns, name, |t| {
+            let trace = &data[t * ns..(t + 1) * ns];
+            move |k| trace[k]
+        })?;
         drop(data);
         Ok(Self::depth_major_unchecked(geometry, by_depth))
     }
 
-    /// A grid from values in `[depth][il][xl]` order (depth slice after depth slice, as the grid keeps
-    /// them): no copy is made. For models computed here, level by level.
-    pub fn from_depth_slices(geometry: Geometry, by_depth: Vec<f32>, name: &str) -> Result<Self> {
-        check_shape(&geometry, by_depth.len(), name)?;
+    /// A grid whose velocity at trace `t` (`[il][xl]` order) and depth sample `k` is `trace(t)(k)`: for
+    /// models computed here, made straight into the order the grid keeps, without a copy to transpose.
+    pub fn from_fn<T: Fn(usize) -> f32>(
+        geometry: Geometry,
+        name: &str,
+        trace: impl Fn(usize) -> T + Sync,
+    ) -> Result<Self> {
+        check_shape(&geometry, geometry.n_values(), name)?;
+        let by_depth = depth_major(geometry.n_traces(), geometry.samples.len, name, trace)?;
         let bad = by_depth
             .par_chunks(geometry.n_traces())
             .enumerate()
@@ -256,18 +264,26 @@ fn not_usable(geometry: &Geometry, name: &str, (t, s, v): (usize, usize, f32)) -
     ))
 }
 
-/// `values` of `traces` traces of `ns` samples each (`[trace][sample]`), laid out `[sample][trace]`.
-fn depth_major(values: &[f32], traces: usize, ns: usize, name: &str) -> Result<Vec<f32>> {
-    // Sixteen samples of a trace are one cache line: a block of sixteen slices reads each line of the
-    // values once and writes sixteen slices front to back.
+/// Sample `k` of trace `t`, `trace(t)(k)`, of `traces` traces of `ns` samples each, laid out
+/// `[sample][trace]`.
+fn depth_major<T: Fn(usize) -> f32>(
+    traces: usize,
+    ns: usize,
+    name: &str,
+    trace: impl Fn(usize) -> T + Sync,
+) -> Result<Vec<f32>> {
+    // Sixteen slices at a time, trace by trace: sixteen samples of a trace are one cache line of values
+    // kept trace after trace, and what `trace` looks up (a mix of functions, a table) is found once for
+    // all sixteen; each block writes its sixteen slices front to back. Computing a model from 1024 x 1024
+    // functions one whole slice at a time instead took 1.5 x as long in `seisimage validate`.
     const SLICES: usize = 16;
-    let mut out: Vec<f32> = crate::io::files::try_vec(values.len(), std::path::Path::new(name), "the velocity model")?;
+    let mut out: Vec<f32> = crate::io::files::try_vec(traces * ns, std::path::Path::new(name), "the velocity model")?;
     out.par_chunks_mut(SLICES * traces.max(1)).enumerate().for_each(|(b, block)| {
         let first = b * SLICES;
-        let slices = block.len() / traces.max(1);
-        for (t, trace) in values.chunks(ns).enumerate() {
-            for (k, &v) in trace[first..first + slices].iter().enumerate() {
-                block[k * traces + t] = v;
+        for t in 0..traces {
+            let sample = trace(t);
+            for (j, k) in (first..first + block.len() / traces).enumerate() {
+                block[j * traces + t] = sample(k);
             }
         }
     });
@@ -522,7 +538,7 @@ mod tests {
     }
 
     #[test]
-    fn a_grid_from_depth_slices_equals_the_grid_from_traces() {
+    fn a_computed_grid_equals_the_grid_read_trace_by_trace() {
         use crate::volume::{LineAxis, SampleAxis};
         let (ni, nx, nz) = (3, 4, 5);
         let depth = SampleAxis { origin: 0.0, step: 25.0, len: nz, domain: Domain::Depth };
@@ -531,14 +547,15 @@ mod tests {
         let by_trace: Vec<f32> = (0..ni * nx).flat_map(|t| (0..nz).map(move |k| value(t, k))).collect();
         let by_depth: Vec<f32> = (0..nz).flat_map(|k| (0..ni * nx).map(move |t| value(t, k))).collect();
         let a = VelocityGrid::new(g.clone(), by_trace, "traces").unwrap();
-        let b = VelocityGrid::from_depth_slices(g.clone(), by_depth.clone(), "slices").unwrap();
+        let b = VelocityGrid::from_fn(g.clone(), "computed", |t| move |k| value(t, k)).unwrap();
         assert!(a == b && a.values_digest() == b.values_digest());
+        assert_eq!(a.data.values, by_depth);
 
-        let mut bad = by_depth;
-        bad[2 * ni * nx + 5] = f32::NAN; // depth 50 m, trace 5: inline 11, crossline 102
-        let e = VelocityGrid::from_depth_slices(g.clone(), bad, "slices").unwrap_err().to_string();
-        assert!(e.contains("slices") && e.contains("inline 11, crossline 102, depth 50 m"), "{e}");
-        let e = VelocityGrid::from_depth_slices(g, vec![2000.0; 7], "short").unwrap_err().to_string();
+        // depth 50 m, trace 5: inline 11, crossline 102
+        let bad = |t| move |k| if (t, k) == (5, 2) { f32::NAN } else { value(t, k) };
+        let e = VelocityGrid::from_fn(g.clone(), "computed", bad).unwrap_err().to_string();
+        assert!(e.contains("computed") && e.contains("inline 11, crossline 102, depth 50 m"), "{e}");
+        let e = VelocityGrid::new(g, vec![2000.0; 7], "short").unwrap_err().to_string();
         assert!(e.contains("7 values for a [3, 4, 5] grid"), "{e}");
     }
 
