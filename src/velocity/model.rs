@@ -148,7 +148,7 @@ impl VelocityGrid {
         name: &str,
         trace: impl Fn(usize) -> T + Sync,
     ) -> Result<Self> {
-        check_shape(&geometry, geometry.n_values(), name)?;
+        check_shape(&geometry, geometry.n_values(), name)?; // only its domain can be wrong
         let by_depth = depth_major(geometry.n_traces(), geometry.samples.len, name, trace)?;
         let bad = by_depth
             .par_chunks(geometry.n_traces())
