@@ -52,7 +52,8 @@ pub fn reduce(
             job.source.display()
         )));
     }
-    let prepared = prepare(job.clone())?;
+    let mut prepared = prepare(job.clone())?;
+    prepared.also_reads = (0..shards).map(|i| dir.join(partial::file_name(share(i)))).collect();
     let job_id = partial::fingerprint(&prepared);
     // Every member of a velocity scan has its boxes, member after member.
     let members = prepared.migrations().len();

@@ -129,6 +129,14 @@ pub fn replaced_input<'a>(output: &Path, inputs: &[(&'a str, &'a Path)]) -> Opti
     inputs.iter().copied().find(|(_, input)| FileId::of_path(input) == Some(entry))
 }
 
+/// The first of `inputs` (with what it is) that the entry at `path` is or leads to, by identity: the file
+/// itself, a hard link to it, or a link that points at it. Removing such an entry is never a run's to do.
+pub fn input_at<'a>(path: &Path, inputs: &[(&'a str, &'a Path)]) -> Option<(&'a str, &'a Path)> {
+    let entry = FileId::of_entry(path)?;
+    let target = FileId::of_path(path);
+    inputs.iter().copied().find(|(_, input)| FileId::of_path(input).is_some_and(|id| id == entry || Some(id) == target))
+}
+
 /// Why `dir` is not a folder private to the user running seisimage, if it is not: it must be a folder of
 /// theirs that nobody else may write in. A folder others can write in may hold what they put there (a
 /// program for the GPU, an address to connect to), and a file there may be swapped at any time.

@@ -59,7 +59,7 @@ pub fn execute_on(
     let estimate = products::estimated_bytes(&p.products, render)
         + crate::scan::panel_bytes(&p.products, p.migrations().len(), render);
     let mut folder_warnings = Vec::new();
-    let folder = OutputFolder::prepare(&p.job, &p.products, estimate, &mut folder_warnings);
+    let folder = OutputFolder::prepare(&p.job, &p.products, &p.inputs(), estimate, &mut folder_warnings);
     folder_warnings.into_iter().for_each(|w| warnings.add(w));
     let folder = folder?;
 

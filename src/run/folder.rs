@@ -4,17 +4,24 @@
 //! that the file system has room for the products, and clears what `output.existing` says must go:
 //!
 //! - `replace` (the default): the files the folder's manifest lists that this run does not write again,
-//!   so that a re-run with fewer products leaves none of the old ones behind; files the manifest does not
-//!   list are someone else's and stay.
+//!   so that a re-run with fewer products leaves none of the old ones behind. Only a manifest of this
+//!   user's is taken, and only files that are still as it lists them (size and SHA-256): a manifest
+//!   anyone can write must not be able to name what a run deletes.
 //! - `refuse`: a folder that holds anything is refused.
-//! - `clean`: every file whose name seisimage gives its outputs (products, sidecars, manifests, and the
-//!   hidden temporary files of a run that never finished), listed or not; other files stay.
+//! - `clean`: every file of this user's whose name seisimage gives its outputs (products, sidecars,
+//!   manifests, and the hidden temporary files of a run that never finished), listed or not; other files
+//!   stay.
+//!
+//! Neither mode ever removes a file the run reads (its input, velocity file, job file, the partial
+//! products `reduce` sums), compared by device and inode through links, whatever it is named: what stays
+//! is said in a warning. [`Clearing`] decides all of this before anything is removed, so that `validate`
+//! reports it too.
 //!
 //! In every case the hidden temporary files of runs on this host that died there (killed, or stopped by a
 //! power cut) are removed ([`crate::io::output::remove_stale`]), and the manifest goes before the
 //! migration starts: a folder without one is not a finished run.
 //! The manifest read here is a file anyone may have written: only plain names of files in the folder are
-//! taken from it.
+//! taken from it, and only its file records are kept in memory.
 
 use std::path::{Component, Path};
 
@@ -37,11 +44,12 @@ pub struct OutputFolder {
 
 impl OutputFolder {
     /// Make the output folder of `job` ready for `products` of about `needed_bytes`: made, locked, with
-    /// room, and cleared as `output.existing` says. Warnings (a stale lock taken over, a manifest that
-    /// cannot be read) are pushed to `warnings`.
+    /// room, and cleared as `output.existing` says, leaving every file of `inputs` (what the run reads).
+    /// Warnings (a stale lock taken over, files left in place) are pushed to `warnings`.
     pub fn prepare(
         job: &Job,
         products: &[ProductSpec],
+        inputs: &[(&str, &Path)],
         needed_bytes: u64,
         warnings: &mut Vec<String>,
     ) -> Result<OutputFolder> {
@@ -69,11 +77,13 @@ impl OutputFolder {
         if let Some(free) = free_bytes(dir) {
             check_free_space(dir, free, needed_bytes, keep)?;
         }
-        match job.config.output.existing {
-            Existing::Refuse => refuse_unless_empty(job)?,
-            Existing::Replace => remove_listed(dir, &job.config.output, products, warnings)?,
-            Existing::Clean => remove_seisimage_files(dir)?,
+        let existing = job.config.output.existing;
+        if existing == Existing::Refuse {
+            refuse_unless_empty(job)?;
         }
+        let clearing = Clearing::of(dir, existing, &written_names(&job.config.output, products), inputs);
+        warnings.extend(clearing.warnings(existing));
+        clearing.apply(dir)?;
         // A manifest left from an earlier run would vouch for products this run is about to replace.
         match std::fs::remove_file(dir.join(MANIFEST)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(dir.join(MANIFEST), e)),
@@ -137,53 +147,180 @@ pub(crate) fn written_names(output: &OutputConfig, products: &[ProductSpec]) -> 
     names
 }
 
-/// Remove the files the folder's manifest lists that a run of `products` does not write again.
-fn remove_listed(
-    dir: &Path,
-    output: &OutputConfig,
-    products: &[ProductSpec],
-    warnings: &mut Vec<String>,
-) -> Result<()> {
-    let path = dir.join(MANIFEST);
-    let listed = match listed_files(&path) {
-        Ok(Some(listed)) => listed,
-        Ok(None) => return Ok(()),
-        Err(why) => {
-            warnings.push(format!(
-                "output.dir: {} is not a manifest seisimage can read ({why}): the files of the run it describes \
-                 are left in place",
-                path.display()
-            ));
-            return Ok(());
-        }
-    };
-    let written: std::collections::HashSet<String> = written_names(output, products).into_iter().collect();
-    for name in listed.into_iter().filter(|n| !written.contains(n)) {
-        remove_file_named(dir, &name)?;
-    }
-    Ok(())
+/// What `output.existing` takes out of an output folder before a run, decided before anything goes, so
+/// that `validate` says the same as the run does.
+#[derive(Debug, Default, PartialEq)]
+pub struct Clearing {
+    /// The files to remove: plain names in the folder.
+    pub remove: Vec<String>,
+    /// The files the mode would have removed but leaves, each with why: `name: reason`.
+    pub kept: Vec<String>,
 }
 
-/// The plain file names a manifest lists; `None` when there is no manifest, Err (why) when it cannot be
-/// read as one.
-fn listed_files(path: &Path) -> std::result::Result<Option<Vec<String>>, String> {
-    use std::io::Read;
-    // A regular file only (a FIFO planted under the name would wait forever), read within its bound.
-    let file = match crate::io::files::open_regular(path) {
-        Ok(f) => f,
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(Error::Io { source, .. }) => return Err(source.to_string()),
-        Err(e) => return Err(e.to_string()),
-    };
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
-    if len > MAX_MANIFEST_BYTES {
-        return Err(format!("{len} bytes"));
+impl Clearing {
+    /// What `existing` takes out of `dir` for a run that writes `written` (plain names) and reads `inputs`.
+    ///
+    /// `replace` takes only the files an earlier run of this user listed in its manifest and that are
+    /// still as it wrote them; `clean` takes the files named as seisimage names its outputs that belong to
+    /// this user. Neither takes a file the run reads, whatever its name, nor a folder.
+    pub fn of(dir: &Path, existing: Existing, written: &[String], inputs: &[(&str, &Path)]) -> Clearing {
+        let mut clearing = Clearing::default();
+        match existing {
+            Existing::Refuse => {}
+            Existing::Replace => clearing.listed_files(dir, written, inputs),
+            Existing::Clean => clearing.seisimage_files(dir, inputs),
+        }
+        clearing
     }
-    let reader = std::io::BufReader::new(file.take(MAX_MANIFEST_BYTES));
-    let manifest: serde_json::Value = serde_json::from_reader(reader).map_err(|e| e.to_string())?;
-    let files =
-        manifest["products"].as_array().into_iter().flatten().flat_map(|p| p["files"].as_array().into_iter().flatten());
-    Ok(Some(files.filter_map(|f| f["path"].as_str()).filter(|n| plain_name(n)).map(str::to_string).collect()))
+
+    /// `replace`: the files the folder's manifest lists, as it lists them, that the run does not write again.
+    fn listed_files(&mut self, dir: &Path, written: &[String], inputs: &[(&str, &Path)]) {
+        let listed = match ListedFile::read_manifest(&dir.join(MANIFEST)) {
+            Ok(listed) => listed,
+            Err(why) => {
+                self.kept.push(format!("the files {MANIFEST} lists: {why}"));
+                return;
+            }
+        };
+        let mut seen = std::collections::HashSet::new();
+        for file in listed {
+            if !plain_name(&file.path) || written.contains(&file.path) || !seen.insert(file.path.clone()) {
+                continue;
+            }
+            let path = dir.join(&file.path);
+            match std::fs::symlink_metadata(&path) {
+                Err(_) => {} // gone already
+                Ok(meta) => match why_kept(&path, &meta, inputs).or_else(|| file.changed(&path, &meta)) {
+                    Some(why) => self.kept.push(format!("{}: {why}", file.path)),
+                    None => self.remove.push(file.path),
+                },
+            }
+        }
+    }
+
+    /// `clean`: every file whose name seisimage gives its outputs.
+    fn seisimage_files(&mut self, dir: &Path, inputs: &[(&str, &Path)]) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| written_by_seisimage(name))
+            .collect();
+        names.sort();
+        for name in names {
+            let path = dir.join(&name);
+            match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(meta) => match why_kept(&path, &meta, inputs) {
+                    Some(why) => self.kept.push(format!("{name}: {why}")),
+                    None => self.remove.push(name),
+                },
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Remove the files of [`Clearing::remove`] from `dir`.
+    fn apply(&self, dir: &Path) -> Result<()> {
+        self.remove.iter().try_for_each(|name| remove_file_named(dir, name))
+    }
+
+    /// The files kept, as warnings: a few by name, then how many more.
+    pub fn warnings(&self, existing: Existing) -> Vec<String> {
+        const SHOWN: usize = 8;
+        let mode = format!("{existing:?}").to_lowercase();
+        let mut warnings: Vec<String> =
+            self.kept.iter().take(SHOWN).map(|kept| format!("output.existing = \"{mode}\" leaves {kept}")).collect();
+        if self.kept.len() > SHOWN {
+            warnings.push(format!("output.existing = \"{mode}\" leaves {} more files", self.kept.len() - SHOWN));
+        }
+        warnings
+    }
+}
+
+/// Why the entry at `path` is not a run's to remove, if it is not: it is (or leads to) a file the run
+/// reads, or it belongs to another user.
+fn why_kept(path: &Path, meta: &std::fs::Metadata, inputs: &[(&str, &Path)]) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if let Some((what, input)) = crate::io::files::input_at(path, inputs) {
+        return Some(format!("it is {what} of this run ({})", input.display()));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    (meta.uid() != me).then(|| format!("it belongs to another user (uid {})", meta.uid()))
+}
+
+/// A file as a manifest lists it: its name in the folder, size and checksum.
+#[derive(Debug, serde::Deserialize)]
+struct ListedFile {
+    path: String,
+    bytes: u64,
+    sha256: String,
+}
+
+impl ListedFile {
+    /// The files the manifest at `path` lists; none when there is no manifest, Err (why nothing is taken)
+    /// when it is not one this user's run wrote or cannot be read as one.
+    fn read_manifest(path: &Path) -> std::result::Result<Vec<ListedFile>, String> {
+        use std::io::Read;
+        use std::os::unix::fs::MetadataExt;
+        #[derive(serde::Deserialize)]
+        struct Listing {
+            products: Vec<Product>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Product {
+            files: Vec<ListedFile>,
+        }
+        // A regular file only (a FIFO planted under the name would wait forever), read within its bound.
+        let file = match crate::io::files::open_regular(path) {
+            Ok(f) => f,
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(Error::Io { source, .. }) => return Err(format!("it cannot be read ({source})")),
+            Err(e) => return Err(format!("it cannot be read ({e})")),
+        };
+        let meta = file.metadata().map_err(|e| format!("it cannot be read ({e})"))?;
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(format!("it belongs to another user (uid {}), so they stay", meta.uid()));
+        }
+        if meta.len() > MAX_MANIFEST_BYTES {
+            return Err(format!("it is {} bytes, more than a manifest holds, so they stay", meta.len()));
+        }
+        // Only the file records are kept from the document, so that its memory is bounded by them.
+        let reader = std::io::BufReader::new(file.take(MAX_MANIFEST_BYTES));
+        let listing: Listing = serde_json::from_reader(reader)
+            .map_err(|e| format!("it is not a manifest seisimage can read ({e}), so they stay"))?;
+        Ok(listing.products.into_iter().flat_map(|p| p.files).collect())
+    }
+
+    /// How the file at `path` differs from what the manifest says was written, if it does: a link or
+    /// other entry where a file was written, another size, other contents.
+    fn changed(&self, path: &Path, meta: &std::fs::Metadata) -> Option<String> {
+        if !meta.file_type().is_file() {
+            return Some("it is not the file the manifest lists (a link or a special file)".into());
+        }
+        if meta.len() != self.bytes {
+            return Some(format!("it has {} bytes, not the {} the manifest lists", meta.len(), self.bytes));
+        }
+        match sha256_of(path) {
+            Ok(sha) if sha.eq_ignore_ascii_case(&self.sha256) => None,
+            Ok(_) => Some("its contents are not those the manifest lists".into()),
+            Err(e) => Some(format!("it cannot be read to compare it with the manifest ({e})")),
+        }
+    }
+}
+
+/// SHA-256 (hex) of a file by streaming it: the file is someone's, so it is not mapped (a file truncated
+/// under a map ends the process).
+fn sha256_of(path: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut file = match crate::io::files::open_regular(path) {
+        Ok(file) => file,
+        Err(e) => return Err(std::io::Error::other(e.to_string())),
+    };
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(crate::io::output::hex(&hasher.finalize()))
 }
 
 /// A name of a file right in the folder, as seisimage names its outputs: one component, not hidden, not the
@@ -205,17 +342,6 @@ fn remove_file_named(dir: &Path, name: &str) -> Result<()> {
         },
         _ => Ok(()),
     }
-}
-
-/// Remove every file of `dir` whose name seisimage gives its outputs.
-fn remove_seisimage_files(dir: &Path) -> Result<()> {
-    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let name = entry.map_err(|e| Error::io(dir, e))?.file_name().to_string_lossy().into_owned();
-        if written_by_seisimage(&name) {
-            remove_file_named(dir, &name)?;
-        }
-    }
-    Ok(())
 }
 
 /// Whether `name` is one seisimage gives an output of a run: a product file (`inline_120.png`,

@@ -32,7 +32,7 @@ pub use batch::run_jobs;
 pub use checks::{check_files, memory_report};
 pub use engine::{select_engine, start_engine, EngineKey, EngineStart, ReadyEngine, Release, Selected};
 pub use execute::{check_free_space, execute, execute_on, AfterMigration};
-pub use folder::OutputFolder;
+pub use folder::{Clearing, OutputFolder};
 pub use lock::{host_name, FolderLock, LOCK_FILE};
 pub use manifest::{
     utc, FileRecord, FileStamp, InputAxes, InputRecord, Manifest, Slurm, Started, Versions, MANIFEST, MANIFEST_SCHEMA,

@@ -40,6 +40,9 @@ pub struct Prepared {
     pub input_file: Option<FileStamp>,
     /// The velocity model's file and its stamp, when the velocity comes from a file.
     pub velocity_file: Option<FileRecord>,
+    /// Files the run reads besides the job's own (the partial products `reduce` sums): never removed or
+    /// replaced by it.
+    pub also_reads: Vec<std::path::PathBuf>,
 }
 
 /// Open the input and plan the job. A wrong setting found on the way names the line of the job file (or
@@ -111,6 +114,7 @@ pub fn prepare(job: Job) -> Result<Prepared> {
         warnings,
         input_file,
         velocity_file,
+        also_reads: Vec::new(),
     })
 }
 
@@ -134,13 +138,15 @@ fn refuse_writing_inputs(job: &Job, products: &[ProductSpec]) -> Result<()> {
     Ok(())
 }
 
-/// The files `job` reads, each with what it is: the input, and the velocity file when there is one.
+/// The files `job` reads, each with what it is: the input, the velocity file when there is one, and the
+/// job file itself.
 fn input_files(job: &Job) -> Vec<(&'static str, &Path)> {
     let c = &job.config;
     let mut inputs = vec![("the input", c.input.path.as_path())];
     if let Some(path) = &c.velocity.path {
         inputs.push(("the velocity file", path.as_path()));
     }
+    inputs.push(("the job file", job.source.as_path()));
     inputs
 }
 
@@ -148,7 +154,23 @@ impl Prepared {
     /// The file of the job (with what it is, "the input", "the velocity file") that writing `output` would
     /// replace, if any: the same file by identity (see [`crate::io::files::replaced_input`]).
     pub fn replaced_input(&self, output: &Path) -> Option<(&str, &Path)> {
-        crate::io::files::replaced_input(output, &input_files(&self.job))
+        crate::io::files::replaced_input(output, &self.inputs())
+    }
+
+    /// Every file the run reads, with what it is: the job's files and [`Prepared::also_reads`]. A run
+    /// never removes or replaces one of them.
+    pub fn inputs(&self) -> Vec<(&str, &Path)> {
+        let mut inputs = input_files(&self.job);
+        inputs.extend(self.also_reads.iter().map(|path| ("a partial file being summed", path.as_path())));
+        inputs
+    }
+
+    /// What `output.existing` would take out of the output folder if the run started now (see
+    /// [`super::folder::Clearing`]).
+    pub fn clearing(&self) -> super::folder::Clearing {
+        let output = &self.job.config.output;
+        let written = super::folder::written_names(output, &self.products);
+        super::folder::Clearing::of(&output.dir, output.existing, &written, &self.inputs())
     }
 
     /// The migration this job asks of an engine (the first of a velocity scan).

@@ -180,3 +180,146 @@ fn every_job_of_a_batch_is_checked_before_the_first_migrates() {
     assert!(!o.stderr.contains("migrating"), "{o:?}");
     assert!(!a_out.join("manifest.json").exists());
 }
+
+/// The files of a manifest as `replace` reads them: plain names with their sizes and checksums, as the
+/// files are now (a manifest that describes them truly).
+fn manifest_listing(dir: &Path, names: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let files: Vec<serde_json::Value> = names
+        .iter()
+        .map(|name| {
+            let bytes = std::fs::read(dir.join(name)).unwrap();
+            let sha: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+            serde_json::json!({"path": name, "format": "x", "bytes": bytes.len(), "sha256": sha})
+        })
+        .collect();
+    serde_json::json!({"schema": "seisimage-manifest/1", "products": [{"kind": "inline", "files": files}]}).to_string()
+}
+
+/// Run 1 writes a region in time; run 2 migrates that region again, into the same folder. The region is
+/// run 2's input, listed by run 1's manifest as one of its products: `replace` must not take it, and says
+/// that it leaves it.
+#[test]
+fn replace_never_removes_the_input_an_earlier_manifest_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(20, 16, 150);
+    let input = dir.path().join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let out = dir.path().join("out");
+    let roi = "domain = [\"depth\", \"time\"]\n\n[[output.roi]]\nname = \"c\"\nformats = [\"segy\"]";
+    let first = write_job(&dir.path().join("first.toml"), &job_text(&input, &out, "dz = 10.0\nnz = 30", roi));
+    let o = run_job(&first, &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let region = out.join("roi_c_time.sgy");
+    let before = std::fs::read(&region).expect("run 1 wrote the region in time");
+
+    let second =
+        write_job(&dir.path().join("second.toml"), &job_text(&region, &out, "dz = 10.0\nnz = 30", "inlines = [5]"));
+    let v = run(&["validate", second.to_str().unwrap()]);
+    assert_eq!(v.code(), Some(0), "{v:?}");
+    assert!(v.stdout.contains("roi_c_time.sgy: it is the input of this run"), "{}", v.stdout);
+    let o = run_job(&second, &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_eq!(std::fs::read(&region).unwrap(), before, "the input of run 2 was removed or changed");
+    assert!(o.stderr.contains("leaves roi_c_time.sgy: it is the input of this run"), "{}", o.stderr);
+}
+
+/// A manifest that lists the job's input, velocity file and job file and a file of the user's: none of
+/// them goes, the inputs because they are inputs, the file because it is no longer as listed. A manifest
+/// planted by another user (as root: a file chowned to nobody) takes nothing, even files that match it.
+#[test]
+fn a_planted_manifest_cannot_name_what_replace_removes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // Everything inside the output folder, where a manifest's plain names reach.
+    let m = model(20, 16, 150);
+    let input = out.join("survey.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let velocity = out.join("vel.txt");
+    std::fs::write(&velocity, "0 2000\n1000 2000\n").unwrap();
+    std::fs::write(out.join("notes.txt"), b"field notes").unwrap();
+    let text = job_text(&input, &out, "dz = 10.0\nnz = 30", "inlines = [5]").replace(
+        "kind = \"constant\"\nvelocity = 2000.0",
+        &format!("kind = \"table\"\npath = {velocity:?}\ndomain = \"time\""),
+    );
+    let job = write_job(&out.join("job.toml"), &text);
+    let listed = ["survey.sgy", "vel.txt", "job.toml", "notes.txt"];
+    let kept = |o: &Outcome| {
+        for name in listed {
+            assert!(out.join(name).exists(), "{name} was removed: {o:?}");
+        }
+    };
+    // Listed with another size than notes.txt has: nothing is taken, and validate says so first.
+    std::fs::write(out.join("manifest.json"), manifest_listing(&out, &listed)).unwrap();
+    std::fs::write(out.join("notes.txt"), b"field notes, edited").unwrap();
+    let v = run(&["validate", job.to_str().unwrap()]);
+    assert_eq!(v.code(), Some(0), "{v:?}");
+    for (name, what) in [("survey.sgy", "the input"), ("vel.txt", "the velocity file"), ("job.toml", "the job file")] {
+        assert!(v.stdout.contains(&format!("leaves {name}: it is {what} of this run")), "{name}: {}", v.stdout);
+    }
+    assert!(v.stdout.contains("existing  replace: removes no file"), "{}", v.stdout);
+    let o = run_job(&job, &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    kept(&o);
+    assert!(o.stderr.contains("leaves notes.txt: it has 19 bytes, not the 11 the manifest lists"), "{}", o.stderr);
+
+    // Planted by another user: nothing it lists is taken, even files that match it.
+    if rustix::process::geteuid().as_raw() != 0 {
+        eprintln!("not root: the manifest of another user is not tried");
+        return;
+    }
+    std::fs::write(out.join("manifest.json"), manifest_listing(&out, &listed)).unwrap();
+    std::os::unix::fs::chown(out.join("manifest.json"), Some(65534), Some(65534)).unwrap();
+    let o = run_job(&job, &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    kept(&o);
+    assert!(o.stderr.contains("it belongs to another user (uid 65534)"), "{}", o.stderr);
+}
+
+/// `clean` takes files named as products, but never the job's input or velocity file named so, and
+/// `validate` says what it takes and what it leaves.
+#[test]
+fn clean_never_removes_inputs_named_like_products() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let m = model(20, 16, 150);
+    let input = out.join("inline_7.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let velocity = out.join("roi_vel.json");
+    std::fs::write(&velocity, "0 2000\n1000 2000\n").unwrap();
+    std::fs::write(out.join("inline_3.png"), b"old").unwrap();
+    let text = job_text(&input, &out, "dz = 10.0\nnz = 30", "inlines = [5]\nexisting = \"clean\"").replace(
+        "kind = \"constant\"\nvelocity = 2000.0",
+        &format!("kind = \"table\"\npath = {velocity:?}\ndomain = \"time\""),
+    );
+    let job = write_job(&dir.path().join("job.toml"), &text);
+    let v = run(&["validate", job.to_str().unwrap()]);
+    assert_eq!(v.code(), Some(0), "{v:?}");
+    assert!(v.stdout.contains("existing  clean: removes 1 file: inline_3.png"), "{}", v.stdout);
+    assert!(v.stdout.contains("leaves inline_7.sgy: it is the input of this run"), "{}", v.stdout);
+    assert!(v.stdout.contains("leaves roi_vel.json: it is the velocity file of this run"), "{}", v.stdout);
+    let o = run_job(&job, &[]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(input.exists() && velocity.exists(), "{:?}", names(&out));
+    assert!(!out.join("inline_3.png").exists(), "{:?}", names(&out));
+}
+
+/// A job file named manifest.json in its own output folder would be replaced by the run's manifest: the
+/// job is refused before anything is written, and the file is left as it was.
+#[test]
+fn a_job_file_that_is_the_manifest_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out) = setup(dir.path());
+    std::fs::create_dir_all(&out).unwrap();
+    let text = std::fs::read_to_string(&job).unwrap();
+    let manifest = out.join("manifest.json");
+    std::fs::write(&manifest, &text).unwrap();
+    for command in ["validate", "run"] {
+        let o = run(&[command, manifest.to_str().unwrap()]);
+        assert_eq!(o.code(), Some(2), "{command}: {o:?}");
+        assert!(o.stderr.contains("would replace the job file"), "{command}: {}", o.stderr);
+        assert_eq!(std::fs::read_to_string(&manifest).unwrap(), text, "{command} changed the job file");
+    }
+}
