@@ -176,13 +176,8 @@ pub const CHECK_THE_VELOCITY: &str = "check the velocity and its unit (velocity.
 /// along any vertical path, so the depth is never shallower than what some trace can reach.
 fn record_reach(input: &Geometry, dz: f64, steps: usize, velocity: &VelocityModel) -> Option<f64> {
     let t_end = input.samples.last() / 1000.0;
-    let mut slice = Vec::new();
-    let mut fastest = |z: f64| match velocity {
-        VelocityModel::Grid(g) => {
-            slice.resize(input.n_traces(), 0.0f32);
-            g.slowness_slice(z, &mut slice);
-            slice.iter().fold(f32::INFINITY, |m, &s| m.min(s)) as f64
-        }
+    let fastest = |z: f64| match velocity {
+        VelocityModel::Grid(g) => g.slowness_summary(z).least,
         _ => 1.0 / velocity.reference_velocity(z),
     };
     let (mut t, mut top) = (0.0, fastest(0.0));

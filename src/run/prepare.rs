@@ -87,8 +87,12 @@ pub fn prepare(job: Job) -> Result<Prepared> {
     let velocity_file =
         c.velocity.path.as_ref().map(|path| FileRecord { path: path.clone(), stamp: FileStamp::of(path) });
     let planned = || -> Result<_> {
+        let t = Instant::now();
         let loaded = c.velocity.load(&input, bin_size, c.imaging.dz)?;
+        tracing::debug!("velocity model loaded in {:.3} s", t.elapsed().as_secs_f64());
+        let t = Instant::now();
         let planned = crate::scan::plan_migrations(c, &input, bin_size, loaded.model)?;
+        tracing::debug!("migrations and products planned in {:.3} s", t.elapsed().as_secs_f64());
         Ok((loaded.provenance, planned))
     };
     let (velocity_provenance, planned) = planned().map_err(|e: Error| job.locate(e))?;
