@@ -3,9 +3,10 @@
 //! its temporary outputs are dropped (and so removed), and the caller gets [`Error::Interrupted`].
 //!
 //! Tokens form a tree: a token made with [`CancelToken::child`] stops when its parent does, and can be
-//! stopped on its own without touching its parent or its siblings. SIGINT and SIGTERM stop the root of the
-//! process ([`CancelToken::process`]) and with it every token made under it; a test harness or a program that
-//! runs many jobs makes one child per job and cancels it alone, and the next job's fresh token runs.
+//! stopped on its own without touching its parent or its siblings. SIGINT, SIGTERM, SIGHUP and SIGQUIT stop the
+//! root of the process ([`CancelToken::process`]) and with it every token made under it; a test harness or a
+//! program that runs many jobs makes one child per job and cancels it alone, and the next job's fresh token
+//! runs.
 //!
 //! The readers and writers of `io` poll the root: their long loops (a header scan, one large read) serve
 //! whoever called them, and a run checks its own token between the chunks it reads and writes.
@@ -22,6 +23,8 @@ fn code(why: Stop) -> u8 {
         Stop::Sigint => 1,
         Stop::Sigterm => 2,
         Stop::Requested => 3,
+        Stop::Sighup => 4,
+        Stop::Sigquit => 5,
     }
 }
 
@@ -30,6 +33,8 @@ fn from_code(code: u8) -> Option<Stop> {
         1 => Some(Stop::Sigint),
         2 => Some(Stop::Sigterm),
         3 => Some(Stop::Requested),
+        4 => Some(Stop::Sighup),
+        5 => Some(Stop::Sigquit),
         _ => None,
     }
 }
@@ -62,7 +67,7 @@ impl CancelToken {
         CancelToken(Arc::new(Node { stop: AtomicU8::new(0), parent: None }))
     }
 
-    /// The root of the process: SIGINT and SIGTERM stop it once [`install_signal_handlers`] has run.
+    /// The root of the process: the signals of [`install_signal_handlers`] stop it once it has run.
     pub fn process() -> &'static CancelToken {
         static ROOT: OnceLock<CancelToken> = OnceLock::new();
         ROOT.get_or_init(CancelToken::new)
@@ -99,11 +104,15 @@ impl CancelToken {
     }
 }
 
-/// Install the SIGINT and SIGTERM handlers (once, from the binary): they stop [`CancelToken::process`].
+/// Install the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT (once, from the binary): they stop
+/// [`CancelToken::process`]. A closed terminal (SIGHUP) or Ctrl-\\ (SIGQUIT) would otherwise end the process
+/// on the spot, leaving its temporary files and its output folder's lock.
 pub fn install_signal_handlers() -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
     // The handler only stores to an atomic, which is async-signal-safe; the root exists before it can run.
     let root = CancelToken::process().0.clone();
-    for (sig, why) in [(signal_hook::consts::SIGINT, Stop::Sigint), (signal_hook::consts::SIGTERM, Stop::Sigterm)] {
+    let stops = [(SIGINT, Stop::Sigint), (SIGTERM, Stop::Sigterm), (SIGHUP, Stop::Sighup), (SIGQUIT, Stop::Sigquit)];
+    for (sig, why) in stops {
         let root = root.clone();
         // SAFETY: the handler does nothing but an atomic compare-and-swap.
         unsafe {

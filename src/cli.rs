@@ -22,7 +22,8 @@ A typical session:\n  \
 seisimage info data/f3.sgy                 # what is in the file\n  \
 seisimage validate configs/demo.toml       # check a job and print its plan\n  \
 seisimage run configs/demo.toml            # run it (products in the job's output folder)\n\n\
-Exit codes: 0 done, 1 failed, 2 usage or configuration error, 130/143 stopped by SIGINT/SIGTERM.",
+Exit codes: 0 done, 1 failed, 2 usage or configuration error, 130/143/129/131 stopped by \
+SIGINT/SIGTERM/SIGHUP/SIGQUIT.",
     after_help = "Run `seisimage <command> --help` for the options of each command."
 )]
 pub struct Cli {

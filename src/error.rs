@@ -41,8 +41,36 @@ pub enum Stop {
     Sigint,
     /// SIGTERM (a scheduler ending the job).
     Sigterm,
+    /// SIGHUP (the terminal or the ssh connection closed).
+    Sighup,
+    /// SIGQUIT (Ctrl-\\).
+    Sigquit,
     /// [`crate::cancel::CancelToken::cancel`] from the program itself.
     Requested,
+}
+
+impl Stop {
+    /// The signal that asked for the stop, if one did.
+    pub fn signal(self) -> Option<i32> {
+        match self {
+            Stop::Sigint => Some(libc::SIGINT),
+            Stop::Sigterm => Some(libc::SIGTERM),
+            Stop::Sighup => Some(libc::SIGHUP),
+            Stop::Sigquit => Some(libc::SIGQUIT),
+            Stop::Requested => None,
+        }
+    }
+
+    /// The stop a process ended by `code` (128 + its signal, as a shell reports it) was asked for.
+    pub fn from_exit_code(code: i32) -> Option<Stop> {
+        [Stop::Sigint, Stop::Sigterm, Stop::Sighup, Stop::Sigquit].into_iter().find(|s| s.exit_code() == Some(code))
+    }
+
+    /// 128 + the signal, as a shell reports a process its signal ended: a stop that cleaned up still says
+    /// which signal asked for it.
+    pub fn exit_code(self) -> Option<i32> {
+        self.signal().map(|s| 128 + s)
+    }
 }
 
 impl std::fmt::Display for Stop {
@@ -50,6 +78,8 @@ impl std::fmt::Display for Stop {
         f.write_str(match self {
             Stop::Sigint => "SIGINT",
             Stop::Sigterm => "SIGTERM",
+            Stop::Sighup => "SIGHUP",
+            Stop::Sigquit => "SIGQUIT",
             Stop::Requested => "a stop request",
         })
     }
@@ -151,13 +181,13 @@ impl Error {
     }
 
     /// Exit code a scheduler sees: 2 for usage and configuration errors and for requests that do not fit
-    /// the data, 130/143 for signals, 1 otherwise (the machine, the data or seisimage failed).
+    /// the data, 128 + the signal for a stop a signal asked for (130 SIGINT, 143 SIGTERM, 129 SIGHUP,
+    /// 131 SIGQUIT), 1 otherwise (the machine, the data or seisimage failed).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Config { .. } | Error::Setting { .. } | Error::Request(_) => 2,
-            Error::Interrupted(Stop::Sigint) => 130,
-            Error::Interrupted(Stop::Sigterm) => 143,
-            Error::Peer { code, .. } if [2, 130, 143].contains(code) => *code,
+            Error::Interrupted(stop) => stop.exit_code().unwrap_or(1),
+            Error::Peer { code, .. } if *code == 2 || Stop::from_exit_code(*code).is_some() => *code,
             _ => 1,
         }
     }
@@ -191,6 +221,9 @@ mod tests {
         let peer = |code| Error::Peer { rank: 3, code, message: "interrupted by SIGTERM".into() };
         assert_eq!((peer(143).exit_code(), peer(130).exit_code(), peer(1).exit_code()), (143, 130, 1));
         assert_eq!(peer(77).exit_code(), 1, "a code no run exits with is a failure");
+        assert_eq!((peer(129).exit_code(), peer(131).exit_code()), (129, 131));
+        let stopped = |why| Error::Interrupted(why).exit_code();
+        assert_eq!([Stop::Sighup, Stop::Sigquit, Stop::Requested].map(stopped), [129, 131, 1]);
         assert!(peer(143).to_string().starts_with("rank 3 of this run failed (exit code 143)"));
     }
 

@@ -1,5 +1,6 @@
 //! The `seisimage` command: parse the command line, run one command, report an error once and map it to
-//! an exit code a batch scheduler can act on (0 done, 1 failed, 2 usage or configuration error).
+//! an exit code a batch scheduler can act on (0 done, 1 failed, 2 usage or configuration error, 128 + the
+//! signal that stopped it).
 
 mod cli;
 mod commands;
@@ -14,7 +15,7 @@ fn main() {
     // Before anything opens an HDF5 file: HDF5 plugins are never loaded.
     seisimage::io::hdf5::init();
     if let Err(e) = seisimage::cancel::install_signal_handlers() {
-        tracing::warn!("cannot install the SIGINT/SIGTERM handlers: {e}");
+        tracing::warn!("cannot install the signal handlers: {e}");
     }
     raise_open_file_limit();
     if let Err(e) = commands::run(&cli) {

@@ -391,6 +391,35 @@ pub trait VolumeReader: Send + Sync {
     fn read_all(&self, out: &mut [f32]) -> Result<()> {
         self.read_box(&self.geometry().full_box(), out)
     }
+
+    /// Feed `sha` what tells this source from another of the same geometry: processes that must read the
+    /// same input (the shares of a job) compare it. This default reads a fixed sample of traces; readers
+    /// with trace headers add them.
+    fn digest_identity(&self, sha: &mut sha2::Sha256) -> Result<()> {
+        digest_sampled_traces(self, sha)
+    }
+}
+
+/// Traces of a source read for its identity, spread evenly over the grid: enough that a source whose
+/// values differ is caught unless it differs only away from all of them, few enough to cost nothing.
+const IDENTITY_TRACES: usize = 64;
+
+/// Feed `sha` the values of [`IDENTITY_TRACES`] traces of `src` spread evenly over its grid, as decoded
+/// (bit for bit, so that NaNs count too).
+pub fn digest_sampled_traces<R: VolumeReader + ?Sized>(src: &R, sha: &mut sha2::Sha256) -> Result<()> {
+    use sha2::Digest;
+    let g = src.geometry();
+    let (traces, n_xl, n_s) = (g.n_traces(), g.xlines.len, g.samples.len);
+    let picks = traces.min(IDENTITY_TRACES);
+    let mut trace = vec![0.0f32; n_s];
+    for k in 0..picks {
+        let t = if picks > 1 { k * (traces - 1) / (picks - 1) } else { 0 };
+        let (il, xl) = (t / n_xl, t % n_xl);
+        src.read_box(&IndexBox { il: il..il + 1, xl: xl..xl + 1, s: 0..n_s }, &mut trace)?;
+        let bytes: Vec<u8> = trace.iter().flat_map(|v| v.to_le_bytes()).collect();
+        sha.update(&bytes);
+    }
+    Ok(())
 }
 
 /// The error of a [`VolumeReader::read_box`] whose buffer does not hold exactly the box's values.

@@ -128,6 +128,9 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
     if let (Some(input), FileFormat::Segy) = (&segy, out_format) {
         keep_segy_headers(input, &cut, &written, write_options(args).segy.endian)?;
     }
+    // A signal that came during the last step still stops the command: it never reports success, and
+    // the file is not put under its name.
+    seisimage::cancel::CancelToken::process().check()?;
     let path = written.commit()?;
     tracing::info!(
         "wrote {} ({} inlines × {} crosslines × {} samples)",

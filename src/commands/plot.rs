@@ -3,7 +3,9 @@
 //! shown beside its migrated image) before a job is run.
 
 use seisimage::attributes::{frequency_unit, AttributeOutput};
+use seisimage::cancel::CancelToken;
 use seisimage::error::Error;
+use seisimage::io::output::commit_together;
 use seisimage::io::{self, InputOptions};
 use seisimage::render::{self, ClipSetting, PictureInfo, Provenance, Quantity, RenderOptions, SliceData};
 use seisimage::volume::{IndexBox, Volume};
@@ -76,6 +78,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         Cut::Sample(k) => (IndexBox { s: k..k + 1, ..full.clone() }, 0..1),
     };
     let mut values: Vec<f32> = seisimage::io::files::try_vec(region.len(), &args.file, "the slice")?;
+    tracing::debug!("reading {} values of {}", region.len(), reader.describe());
     reader.read_box(&region, &mut values)?;
     let unit = g.samples.domain.unit();
     let (values, quantity, out_region) = match args.attribute {
@@ -131,14 +134,18 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         clip: None,
         map: slice.map.clone(),
     };
-    let done = render::render_png_with(&args.output, &slice.as_slice(), &render, &info)?;
+    let drawn = render::render_png_sealed(&args.output, &slice.as_slice(), &render, &info)?;
+    // A signal that came while the picture was read or drawn still stops the command: it never reports
+    // success, and what it made is not put under its name.
+    CancelToken::process().check()?;
+    commit_together(drawn.files.into())?;
     tracing::info!(
         "wrote {} ({} × {} pixels, clip {}) and {}",
-        done.png.display(),
-        done.width,
-        done.height,
-        done.clip,
-        done.sidecar.display()
+        args.output.display(),
+        drawn.width,
+        drawn.height,
+        drawn.clip,
+        render::sidecar_path(&args.output).display()
     );
     Ok(())
 }

@@ -120,13 +120,12 @@ pub fn supervise(commands: Vec<Command>, cancel: &CancelToken, grace: Duration) 
     match (failure, cancel.stopped()) {
         (_, Some(why)) => Err(Error::Interrupted(why)),
         (None, None) => Ok(()),
-        (Some((rank, code)), None) => Err(match code {
-            130 => Error::Interrupted(Stop::Sigint),
-            143 => Error::Interrupted(Stop::Sigterm),
-            2 => Error::Request(format!(
+        (Some((rank, code)), None) => Err(match (code, Stop::from_exit_code(code)) {
+            (_, Some(stop)) => Error::Interrupted(stop),
+            (2, None) => Error::Request(format!(
                 "rank {rank} stopped with a mistake in the job or command (exit code 2); see its error above"
             )),
-            c => Error::Backend(format!(
+            (c, None) => Error::Backend(format!(
                 "rank {rank} failed (exit code {c}), and the other ranks were stopped; see its error above"
             )),
         }),

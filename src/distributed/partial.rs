@@ -14,7 +14,7 @@
 //! ```
 //!
 //! The header says which job the share belongs to (`job`: a fingerprint of the plan, the velocity, the
-//! products, the members of a velocity scan and the input's size, see [`fingerprint`]), which share it is,
+//! products, the members of a velocity scan and the input's identity, see [`fingerprint`]), which share it is,
 //! which frequencies it migrated, the length of each box and the SHA-256 of the values, and the share's
 //! record for the manifest (where and how it ran, its stages). `reduce` refuses a file whose fingerprint, share, frequencies or boxes are
 //! not those the job gives, whose length is not exactly what the header and the job say, or whose values
@@ -63,9 +63,10 @@ pub fn file_name(share: Share) -> String {
 
 /// What identifies a job across the processes of its shares: SHA-256 (hex) over the plan (sizes, band,
 /// depth levels and velocities, tapers, method settings), the velocity model, the product boxes, the
-/// members of a velocity scan, and the input's geometry and size in bytes. Not over the input's samples: the
-/// shares must read the same file.
-pub fn fingerprint(p: &Prepared) -> String {
+/// members of a velocity scan, and the input: its geometry, size and modification time, its trace headers
+/// (SEG-Y) and a sample of its traces ([`crate::volume::VolumeReader::digest_identity`]). The shares must
+/// read the same file, unchanged: another file of the same geometry, or the file rewritten, is another job.
+pub fn fingerprint(p: &Prepared) -> Result<String> {
     struct Hashing(Sha256);
     impl std::fmt::Write for Hashing {
         fn write_str(&mut self, s: &str) -> std::fmt::Result {
@@ -74,11 +75,13 @@ pub fn fingerprint(p: &Prepared) -> String {
         }
     }
     let plan = &p.plan;
-    let input_bytes = std::fs::metadata(&p.job.config.input.path).map(|m| m.len()).unwrap_or(0);
+    let input = &p.job.config.input.path;
+    let meta = std::fs::metadata(input).at(input)?;
+    let modified = meta.modified().at(input)?;
     let mut h = Hashing(Sha256::new());
     let _ = write!(
         h,
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{input_bytes}",
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{}|{:?}",
         plan.method,
         plan.input,
         plan.dt,
@@ -95,12 +98,15 @@ pub fn fingerprint(p: &Prepared) -> String {
         plan.nonfinite,
         p.velocity.identity(),
         p.request,
+        meta.len(),
+        modified.duration_since(std::time::UNIX_EPOCH).unwrap_or_default(),
     );
     // A velocity scan: every member's velocity (and the plans differ in it only).
     for m in &p.scan {
         let _ = write!(h, "|{:?}|{}", m.step, m.velocity.identity());
     }
-    hex(&h.0.finalize())
+    p.reader.digest_identity(&mut h.0)?;
+    Ok(hex(&h.0.finalize()))
 }
 
 /// Feed `values` to `f` as little-endian bytes, a block at a time.
@@ -154,7 +160,9 @@ pub struct Expect<'a> {
 pub fn read(path: &Path, expect: &Expect) -> Result<(Header, Vec<Vec<f32>>)> {
     let bad = |at: u64, message: String| Error::format(path, Location::Byte(at), message);
     let mut file = crate::io::files::open_regular(path)?;
-    let len = file.metadata().at(path)?.len();
+    let meta = file.metadata().at(path)?;
+    refuse_unless_own(path, &meta)?;
+    let len = meta.len();
     // The magic and the header line, read within their bound.
     let mut head = Vec::new();
     (&mut file).take((MAGIC.len() + MAX_HEADER) as u64).read_to_end(&mut head).at(path)?;
@@ -220,6 +228,22 @@ pub fn read(path: &Path, expect: &Expect) -> Result<(Header, Vec<Vec<f32>>)> {
         return Err(bad(values_at, "the values do not have the checksum the header gives (damaged)".into()));
     }
     Ok((header, boxes))
+}
+
+/// Refuse a partial file that is not the running user's: whoever owns it chose its values, and a share's
+/// values carry no key that could show they were migrated (another user's file is run again or copied).
+fn refuse_unless_own(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() == me {
+        return Ok(());
+    }
+    let message = format!(
+        "the partial products belong to user {}, not to user {me} who runs reduce; seisimage sums only shares \
+         its own user wrote (run the share again, or copy the file if you trust it)",
+        meta.uid()
+    );
+    Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::PermissionDenied, message)))
 }
 
 #[cfg(test)]

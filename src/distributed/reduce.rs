@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::imaging::bands::{Share, MAX_SHARES};
 use crate::imaging::{BackendChoice, Engine, Migration, ProductSink};
 use crate::job::Job;
+use crate::products::ProductSpec;
 use crate::progress::Progress;
 use crate::run::{execute_on, prepare, AfterMigration, Manifest, ReadyEngine, Started};
 use crate::stats::{Distribution, PartRecord};
@@ -54,7 +55,7 @@ pub fn reduce(
     }
     let mut prepared = prepare(job.clone())?;
     prepared.also_reads = (0..shards).map(|i| dir.join(partial::file_name(share(i)))).collect();
-    let job_id = partial::fingerprint(&prepared);
+    let job_id = partial::fingerprint(&prepared)?;
     // Every member of a velocity scan has its boxes, member after member.
     let members = prepared.migrations().len();
     let boxes: Vec<usize> = (0..members).flat_map(|_| prepared.request.boxes.iter().map(|b| b.len())).collect();
@@ -76,6 +77,7 @@ pub fn reduce(
         progress.advance(1);
     }
     progress.finish();
+    refuse_nonfinite(sum.as_deref().unwrap_or_default(), &prepared.products, &dir, shards)?;
     let read_seconds = t.elapsed();
     tracing::info!("{shards} shares read and summed in {:.2} s", read_seconds.as_secs_f64());
     let engine = Summed { products: sum, parts, read_seconds };
@@ -84,6 +86,23 @@ pub fn reduce(
     let ready = ReadyEngine::new(Box::new(engine), choice);
     let (manifest, _) = execute_on(&prepared, ready, AfterMigration::Release, started, &mut ctx)?;
     Ok(manifest)
+}
+
+/// Refuse sums that hold NaN or infinite values, naming the first product that does: a migration of
+/// finite samples gives finite values, so a share was damaged or forged (its checksum is no key: whoever
+/// can write the file can recompute it), and no product or manifest may vouch for such values. `sums[k]`
+/// is the values of `products[k]`.
+fn refuse_nonfinite(sums: &[Vec<f32>], products: &[ProductSpec], dir: &Path, shards: usize) -> Result<()> {
+    let Some((k, values)) = sums.iter().enumerate().find(|(_, v)| v.iter().any(|x| !x.is_finite())) else {
+        return Ok(());
+    };
+    let bad = values.iter().filter(|x| !x.is_finite()).count();
+    let name = products.get(k).map_or_else(|| format!("box {}", k + 1), |p| p.stem.clone());
+    let message = format!(
+        "the sum of the {shards} shares holds {bad} NaN or infinite values in product {name}: a migration gives \
+         finite values, so a share's partial products were damaged or forged; run the shares again"
+    );
+    Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::InvalidData, message)))
 }
 
 /// The summed shares, handed over as an engine hands its products.

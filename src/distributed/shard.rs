@@ -56,7 +56,7 @@ pub fn run_shard(
         tracing::warn!("{warning}");
         prepared.warnings.push(warning);
     }
-    let job_id = partial::fingerprint(&prepared);
+    let job_id = partial::fingerprint(&prepared)?;
     // A share holds the migrated boxes: `reduce` takes the attributes of their sum.
     prepared.request.attributes.clear();
     engine.plan_ready(&prepared);

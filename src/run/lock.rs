@@ -1,8 +1,11 @@
 //! The lock of an output folder: one run at a time writes into a folder.
 //!
-//! A run creates `.seisimage.lock` in its output folder before it touches anything there, exclusively
-//! (`O_EXCL`, which also holds on NFS from version 3 on, and `O_NOFOLLOW`, so that a link planted under that
-//! name is never written through), and removes it when it ends, whether it finished, failed or was stopped.
+//! A run creates `.seisimage.lock` in its output folder before it touches anything there, and removes it
+//! when it ends, whether it finished, failed or was stopped. The lock is written whole under a temporary
+//! name, then given its name by a hard link, which fails if any file or link has it (as `O_EXCL` would, and
+//! also on NFS): a lock that cannot be written (a full disk) is never left behind, half written, to keep
+//! every later run out. A lock file that names no run (empty or cut short, as an older version could
+//! leave it) is taken over with a warning.
 //! The file says who holds the folder: the process id, the host, when the run started, and on Linux the
 //! boot and the process' start time, which tell a live holder from a later process that reuses its id.
 //!
@@ -19,6 +22,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::io::output::TempOutput;
 
 /// Name of the lock file in an output folder.
 pub const LOCK_FILE: &str = ".seisimage.lock";
@@ -107,7 +111,8 @@ pub struct FolderLock {
 pub enum LockError {
     /// The lock file could not be created: the folder cannot be written.
     Create(std::io::Error),
-    /// Another run holds the folder, or its lock cannot be read; the error names the lock file.
+    /// Another run holds the folder, its lock cannot be read, or the disk has no room for the lock: a run
+    /// failure, whose error names the lock file.
     Refused(Error),
 }
 
@@ -122,36 +127,38 @@ impl FolderLock {
         // A stale lock is removed and the creation tried again; a run that takes the folder in between
         // wins, and is then the holder named.
         for _ in 0..3 {
-            match create_exclusive(&path) {
-                Ok(mut file) => {
-                    file.write_all(text.as_bytes()).map_err(LockError::Create)?;
-                    return Ok((FolderLock { path }, took_over));
-                }
+            match create_whole(&path, text.as_bytes()) {
+                Ok(()) => return Ok((FolderLock { path }, took_over)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) if no_room(&e) => return Err(LockError::Refused(Error::io(&path, e))),
                 Err(e) => return Err(LockError::Create(e)),
             }
             // Gone since the creation failed: try again.
-            let Some((holder, raw)) = read_holder(&path).map_err(LockError::Refused)? else { continue };
-            match holder.running() {
-                Some(false) => {
-                    // Remove it only if it is still the lock just judged: another run may have taken over.
-                    if read_holder(&path).is_ok_and(|again| again.is_some_and(|(_, text)| text == raw)) {
-                        std::fs::remove_file(&path).map_err(|e| LockError::Refused(Error::io(&path, e)))?;
-                    }
-                    took_over = Some(format!(
-                        "output.dir: took over the lock of {}, which is no longer running: that run was stopped \
-                         before it could finish, and any products of it here are incomplete",
-                        holder.describe()
-                    ));
-                }
-                _ => return Err(LockError::Refused(busy(&path, &holder))),
+            let Some((found, raw)) = read_holder(&path).map_err(LockError::Refused)? else { continue };
+            let warning = match found {
+                Found::Holder(holder) if holder.running() == Some(false) => format!(
+                    "output.dir: took over the lock of {}, which is no longer running: that run was stopped before \
+                     it could finish, and any products of it here are incomplete",
+                    holder.describe()
+                ),
+                Found::Holder(holder) => return Err(LockError::Refused(busy(&path, &holder))),
+                Found::Unreadable => format!(
+                    "output.dir: took over a lock of {} bytes that names no run ({}): seisimage writes its lock whole, \
+                     so it was left by a run that could not (a full disk) or by an older version, and any \
+                     products of that run here are incomplete",
+                    raw.len(),
+                    path.display()
+                ),
+            };
+            // Remove it only if it is still the lock just judged: another run may have taken over.
+            if read_holder(&path).is_ok_and(|again| again.is_some_and(|(_, bytes)| bytes == raw)) {
+                std::fs::remove_file(&path).map_err(|e| LockError::Refused(Error::io(&path, e)))?;
             }
+            took_over = Some(warning);
         }
         match read_holder(&path).map_err(LockError::Refused)? {
-            Some((holder, _)) => Err(LockError::Refused(busy(&path, &holder))),
-            None => {
-                Err(LockError::Create(std::io::Error::other("the lock was taken and released by others meanwhile")))
-            }
+            Some((Found::Holder(holder), _)) => Err(LockError::Refused(busy(&path, &holder))),
+            _ => Err(LockError::Create(std::io::Error::other("the lock was taken and released by others meanwhile"))),
         }
     }
 }
@@ -162,14 +169,57 @@ impl Drop for FolderLock {
     }
 }
 
+/// Whether `e` says the file system has no room: full (`ENOSPC`), over a quota (`EDQUOT`), or a file past
+/// the size this process may write (`EFBIG`). None of them is a mistake in the job.
+pub fn no_room(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG))
+}
+
+/// Create the lock at `path` holding `text`, only if no file (or link) has that name, and never in part:
+/// it is written under a temporary name, then linked to its name, which fails if anything is there. A
+/// failed write (a full disk) leaves no lock. On a file system without hard links it is created in place
+/// and removed again if it cannot be written whole.
+fn create_whole(path: &Path, text: &[u8]) -> std::io::Result<()> {
+    let io = |e: Error| match e {
+        Error::Io { source, .. } => source,
+        other => std::io::Error::other(other.to_string()),
+    };
+    // Dropped unfinished, the temporary file is removed.
+    let (temp, mut file) = TempOutput::create(path).map_err(io)?;
+    file.write_all(text)?;
+    match std::fs::hard_link(temp.path(), path) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EOPNOTSUPP | libc::ENOSYS)) => {
+            drop(temp);
+            create_in_place(path, text)
+        }
+        linked => linked,
+    }
+}
+
+fn create_in_place(path: &Path, text: &[u8]) -> std::io::Result<()> {
+    let mut file = create_exclusive(path)?;
+    file.write_all(text).inspect_err(|_| {
+        let _ = std::fs::remove_file(path);
+    })
+}
+
 /// Create `path` for writing only if no file (or link) has that name.
 fn create_exclusive(path: &Path) -> std::io::Result<File> {
     OpenOptions::new().write(true).create_new(true).mode(0o644).custom_flags(libc::O_NOFOLLOW).open(path)
 }
 
-/// The holder a lock file names, and its text; `None` when there is no lock (any more). A lock being
-/// written right now may still be empty: it is read again for a moment before it is called unreadable.
-fn read_holder(path: &Path) -> Result<Option<(Holder, String)>> {
+/// What a lock file says.
+enum Found {
+    /// The run that holds the folder.
+    Holder(Holder),
+    /// A plain file that names no run (empty, cut short, or not a lock at all).
+    Unreadable,
+}
+
+/// What the lock file says, and its bytes; `None` when there is no lock (any more). A lock written by an
+/// older version may be seen before it is whole: it is read again for a moment before it is called
+/// unreadable. A link or anything but a plain file under the lock's name is an error.
+fn read_holder(path: &Path) -> Result<Option<(Found, Vec<u8>)>> {
     let unreadable = |why: String| {
         let message = format!(
             "{why}; seisimage keeps this file in an output folder while a run writes there: if no run uses the \
@@ -177,7 +227,7 @@ fn read_holder(path: &Path) -> Result<Option<(Holder, String)>> {
         );
         Error::io(path, std::io::Error::other(message))
     };
-    let mut last = String::new();
+    let mut last = Vec::new();
     for attempt in 0..5 {
         if attempt > 0 {
             std::thread::sleep(Duration::from_millis(100));
@@ -195,16 +245,14 @@ fn read_holder(path: &Path) -> Result<Option<(Holder, String)>> {
         if !file.metadata().map_err(|e| Error::io(path, e))?.is_file() {
             return Err(unreadable("the folder's lock is not a plain file".into()));
         }
-        let mut text = String::new();
-        let read = (&mut file).take(MAX_LOCK_BYTES).read_to_string(&mut text);
-        if read.is_ok() {
-            if let Ok(holder) = serde_json::from_str::<Holder>(&text) {
-                return Ok(Some((holder, text)));
-            }
+        let mut bytes = Vec::new();
+        (&mut file).take(MAX_LOCK_BYTES).read_to_end(&mut bytes).map_err(|e| Error::io(path, e))?;
+        if let Ok(holder) = serde_json::from_slice::<Holder>(&bytes) {
+            return Ok(Some((Found::Holder(holder), bytes)));
         }
-        last = text;
+        last = bytes;
     }
-    Err(unreadable(format!("the lock holds {} bytes seisimage cannot read as a lock", last.len())))
+    Ok(Some((Found::Unreadable, last)))
 }
 
 /// The error of a folder held by `holder`.
@@ -227,7 +275,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (lock, took_over) = FolderLock::acquire(dir.path()).unwrap();
         assert_eq!(took_over, None);
-        let (holder, _) = read_holder(&dir.path().join(LOCK_FILE)).unwrap().unwrap();
+        let Some((Found::Holder(holder), _)) = read_holder(&dir.path().join(LOCK_FILE)).unwrap() else {
+            panic!("the lock names no holder")
+        };
         assert_eq!((holder.pid, holder.host.as_str()), (std::process::id(), host_name().as_str()));
         assert_eq!(holder.running(), Some(true));
         match FolderLock::acquire(dir.path()) {

@@ -211,6 +211,100 @@ fn reduce_refuses_missing_foreign_and_damaged_shares() {
     assert_eq!(out.code(), Some(2), "{out:?}");
 }
 
+/// Run shares `which` of `count` of `job` into its output folder, each to the end.
+fn run_shares(job: &Path, which: std::ops::RangeInclusive<usize>, count: usize) {
+    for i in which {
+        let o = run(&["--quiet", "run", job.to_str().unwrap(), "--shard", &format!("{i}/{count}")]);
+        assert_eq!(o.code(), Some(0), "share {i}/{count}: {o:?}");
+    }
+}
+
+/// Shares computed from another input of the same geometry and size are another job's: one whose samples
+/// and trace headers differ but whose modification time was set to the first's, and the first input
+/// touched after its share ran. Before, the job's fingerprint held only the input's size.
+#[test]
+fn reduce_refuses_shares_of_another_input_of_the_same_geometry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out_dir) = setup(dir.path(), IMAGING, "split", "cpu");
+    let input = dir.path().join("survey.sgy");
+    run_shares(&job, 1..=1, 2);
+    // Another survey of the same grid, samples twice as strong, under the same name and time.
+    let modified = std::fs::metadata(&input).unwrap().modified().unwrap();
+    let other = dir.path().join("other.sgy");
+    let m = model(12, 14, 48);
+    write_segy(&other, &m, &samples(&m).iter().map(|v| v * 2.0).collect::<Vec<_>>());
+    assert_eq!(std::fs::metadata(&other).unwrap().len(), std::fs::metadata(&input).unwrap().len());
+    std::fs::File::options().write(true).open(&other).unwrap().set_modified(modified).unwrap();
+    std::fs::rename(&other, &input).unwrap();
+    run_shares(&job, 2..=2, 2);
+    let out = run(&["reduce", job.to_str().unwrap(), "--shards", "2"]);
+    assert_eq!(out.code(), Some(2), "{out:?}");
+    assert!(out.stderr.contains("shard-1-of-2.partial") && out.stderr.contains("another job"), "{out:?}");
+    // Both shares of the one input, then the input touched: its shares no longer vouch for it.
+    run_shares(&job, 1..=1, 2);
+    assert_eq!(run(&["--quiet", "reduce", job.to_str().unwrap(), "--shards", "2"]).code(), Some(0));
+    std::fs::remove_file(out_dir.join("manifest.json")).unwrap();
+    let later = modified + Duration::from_secs(5);
+    std::fs::File::options().write(true).open(&input).unwrap().set_modified(later).unwrap();
+    let out = run(&["reduce", job.to_str().unwrap(), "--shards", "2"]);
+    assert_eq!(out.code(), Some(2), "{out:?}");
+    assert!(out.stderr.contains("another job"), "{out:?}");
+}
+
+/// Rewrite the values of the partial file at `path` with `forge`, and its checksum with them, as anyone who
+/// can write the file can.
+fn forge_share(path: &Path, forge: impl Fn(&mut [f32])) {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).unwrap();
+    let header_end = bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(1).unwrap().0 + 1;
+    let mut values: Vec<f32> =
+        bytes[header_end..].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    forge(&mut values);
+    let body: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let header = std::str::from_utf8(&bytes[..header_end]).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(header.lines().nth(1).unwrap()).unwrap();
+    json["values_sha256"] = seisimage::io::output::hex(&sha2::Sha256::digest(&body)).into();
+    let first = header.lines().next().unwrap();
+    std::fs::write(path, [format!("{first}\n{json}\n").as_bytes(), &body].concat()).unwrap();
+}
+
+/// A share whose values were forged with their checksum recomputed: a NaN (or an infinity) in the sum is
+/// refused naming the product, with exit 1 and nothing written; before, the products and a manifest
+/// vouching for them were written with exit 0. (A forged finite value cannot be told from a migrated one.)
+#[test]
+fn reduce_refuses_forged_values_that_are_not_finite() {
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out_dir) = setup(dir.path(), IMAGING, "split", "cpu");
+    run_shares(&job, 1..=2, 2);
+    let second = out_dir.join("shard-2-of-2.partial");
+    // The last box is the region's.
+    forge_share(&second, |v| *v.last_mut().unwrap() = f32::NAN);
+    let out = run(&["reduce", job.to_str().unwrap(), "--shards", "2"]);
+    assert_eq!(out.code(), Some(1), "{out:?}");
+    assert!(out.stderr.contains("NaN or infinite") && out.stderr.contains("product roi_middle"), "{out:?}");
+    assert!(!out_dir.join("manifest.json").exists());
+    assert!(names(&out_dir).iter().all(|n| n.ends_with(".partial")), "{:?}", names(&out_dir));
+}
+
+/// A share another user owns is refused by name, whatever it holds: its values carry no proof of where they
+/// came from. Needs a second user: as root the file is given to uid 65534.
+#[test]
+fn reduce_refuses_shares_another_user_owns() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: giving a file to another user needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out_dir) = setup(dir.path(), IMAGING, "split", "cpu");
+    run_shares(&job, 1..=2, 2);
+    std::os::unix::fs::chown(out_dir.join("shard-2-of-2.partial"), Some(65534), None).unwrap();
+    let out = run(&["reduce", job.to_str().unwrap(), "--shards", "2"]);
+    assert_eq!(out.code(), Some(1), "{out:?}");
+    assert!(out.stderr.contains("shard-2-of-2.partial") && out.stderr.contains("belong to user 65534"), "{out:?}");
+    assert!(!out_dir.join("manifest.json").exists());
+}
+
 /// Launcher variables that make no sense are refused before any work, naming the variable; a rank without
 /// NCCL (this machine has none in CI) fails with a sentence, and CPU ranks are refused.
 #[test]

@@ -4,6 +4,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::cli_common::{
@@ -129,21 +130,8 @@ fn a_disk_that_fills_while_writing_leaves_no_partial_product_and_no_manifest() {
         &dir.path().join("job.toml"),
         &job_text(&input, &out, "nz = 60", "inlines = [12]\ncrosslines = [10]\nslice_formats = [\"segy\", \"hdf5\"]"),
     );
-    let mut cmd = seisimage();
-    cmd.arg("run").arg(&job);
     const LIMIT: libc::rlim_t = 24_000; // bytes: more than the NPY/SEG-Y of a slice, less than its PNG
-                                        // SAFETY: signal(2) and setrlimit(2) are async-signal-safe, as the child side of fork requires.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            let limit = libc::rlimit { rlim_cur: LIMIT, rlim_max: LIMIT };
-            match libc::setrlimit(libc::RLIMIT_FSIZE, &limit) {
-                0 => Ok(()),
-                _ => Err(std::io::Error::last_os_error()),
-            }
-        });
-    }
-    let o = run_command(&mut cmd);
+    let o = run_command(with_file_size_limit(seisimage().arg("run").arg(&job), LIMIT));
     assert_eq!(o.code(), Some(1), "{o:?}");
     assert!(o.stderr.contains("File too large"), "{o:?}");
     assert_eq!(partial_files(&out), Vec::<String>::new());
@@ -152,6 +140,49 @@ fn a_disk_that_fills_while_writing_leaves_no_partial_product_and_no_manifest() {
         let len = std::fs::metadata(out.join(&name)).unwrap().len();
         assert!(len < LIMIT, "{name} ({len} bytes) reached the limit and cannot be complete");
     }
+}
+
+/// `cmd`, whose files may grow to `limit` bytes at most (RLIMIT_FSIZE), a write past it failing with EFBIG
+/// (SIGXFSZ ignored) as it would on a full disk, for root too.
+fn with_file_size_limit(cmd: &mut Command, limit: libc::rlim_t) -> &mut Command {
+    // SAFETY: signal(2) and setrlimit(2) are async-signal-safe, as the child side of fork requires.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let rlimit = libc::rlimit { rlim_cur: limit, rlim_max: limit };
+            match libc::setrlimit(libc::RLIMIT_FSIZE, &rlimit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        })
+    }
+}
+
+/// A disk without room even for the folder's lock: the run fails as a run (exit 1, not 2: the job is
+/// right), naming the lock, and leaves no lock, so the next run with room runs. An empty lock, as a run
+/// could leave one before, is taken over with a warning. Before, the lock stayed empty and refused every
+/// later run, and the first failure was called a mistake in the job.
+#[test]
+fn a_lock_that_cannot_be_written_is_not_left_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(12, 12, 100);
+    let input = dir.path().join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let out = dir.path().join("out");
+    let job = write_job(&dir.path().join("job.toml"), &job_text(&input, &out, "nz = 20", "inlines = [6]"));
+
+    let o = run_command(with_file_size_limit(seisimage().arg("run").arg(&job), 0));
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains(".seisimage.lock") && o.stderr.contains("File too large"), "{o:?}");
+    assert_eq!(names(&out), Vec::<String>::new(), "no lock and no temporary file are left");
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+
+    std::fs::write(out.join(".seisimage.lock"), b"").unwrap();
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stderr.contains("took over a lock of 0 bytes"), "{o:?}");
+    assert!(!out.join(".seisimage.lock").exists());
 }
 
 #[test]

@@ -16,6 +16,7 @@ use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5p::H5P_DEFAULT;
 use hdf5_sys::h5s::{H5S_seloper_t, H5Sselect_hyperslab};
 
+use crate::cancel::CancelToken;
 use crate::error::{Error, Location};
 use crate::io::files::quoted;
 use crate::volume::IndexBox;
@@ -118,7 +119,9 @@ fn halves(part: &IndexBox, chunk: [usize; 3]) -> Option<(IndexBox, IndexBox)> {
 
 /// Read box `b` of the 3-D dataset `ds` into `out` (`b.len()` values, `[il][xl][s]` order). HDF5 converts
 /// any integer or float type to f32 on the way, so nothing is copied twice. A box over many chunks is read
-/// in parts of at most [`MAX_CHUNKS_PER_READ`] chunks, each straight into its place in `out`.
+/// in parts of at most [`MAX_CHUNKS_PER_READ`] chunks, each straight into its place in `out`; a stop of the
+/// process ([`CancelToken::process`]) ends it between parts with `out` incomplete, which the caller must
+/// check.
 pub(super) fn read_box(ds: &Dataset, b: &IndexBox, out: &mut [f32]) -> ::hdf5::Result<()> {
     assert_eq!(out.len(), b.len(), "the caller checks the buffer against the box");
     let chunk = ds.chunk().and_then(|c| <[usize; 3]>::try_from(c).ok()).map(|c| c.map(|n| n.max(1)));
@@ -136,6 +139,9 @@ pub(super) fn read_box(ds: &Dataset, b: &IndexBox, out: &mut [f32]) -> ::hdf5::R
     };
     let mut parts = vec![b.clone()];
     while let Some(part) = parts.pop() {
+        if CancelToken::process().stopped().is_some() {
+            return Ok(());
+        }
         match halves(&part, chunk).filter(|_| chunks_touched(&part, chunk) > MAX_CHUNKS_PER_READ) {
             Some((first, second)) => {
                 parts.push(second);

@@ -179,7 +179,9 @@ impl VolumeReader for Hdf5Reader {
                 "reading inline indices {:?}, crossline indices {:?} of dataset {}",
                 b.il, b.xl, self.summary.dataset
             )
-        })
+        })?;
+        // A read stopped between its parts left `out` incomplete.
+        crate::cancel::CancelToken::process().check()
     }
 }
 
