@@ -872,7 +872,7 @@ type Done = Sender<(usize, Result<WrittenProduct>)>;
 
 impl<'r, 's> ProductWriter<'r, 's> {
     /// Start writing `specs` into `target`: the products' files are created now, on the pool of `scope`, as
-    /// many as the process may keep open ([`open_files_ahead`]); the files of the others when their values
+    /// many as the process may keep open (`open_files_ahead`); the files of the others when their values
     /// come.
     pub fn start(scope: &'r rayon::Scope<'s>, target: &'s ProductTarget<'s>, specs: &'s [ProductSpec]) -> Self {
         let (done, finished) = std::sync::mpsc::channel();

@@ -404,7 +404,7 @@ pub trait VolumeReader: Send + Sync {
 /// values differ is caught unless it differs only away from all of them, few enough to cost nothing.
 const IDENTITY_TRACES: usize = 64;
 
-/// Feed `sha` the values of [`IDENTITY_TRACES`] traces of `src` spread evenly over its grid, as decoded
+/// Feed `sha` the values of `IDENTITY_TRACES` traces of `src` spread evenly over its grid, as decoded
 /// (bit for bit, so that NaNs count too).
 pub fn digest_sampled_traces<R: VolumeReader + ?Sized>(src: &R, sha: &mut sha2::Sha256) -> Result<()> {
     use sha2::Digest;

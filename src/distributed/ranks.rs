@@ -31,7 +31,7 @@ pub struct RankEnv {
     pub local_rank: usize,
     /// Which launcher's variables said so.
     pub launcher: &'static str,
-    /// The launcher's id of this run, the same in every rank (see [`run_id`]).
+    /// The launcher's id of this run, the same in every rank (see `run_id`).
     pub run_id: Option<String>,
 }
 

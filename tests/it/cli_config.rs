@@ -357,3 +357,42 @@ fn validate_lists_the_warnings_of_the_plan() {
     assert!(warnings.iter().any(|l| l.contains("output.depth_slices.0") && l.contains("imaged at 150 m")), "{o:?}");
     assert!(!o.stdout.contains("note:"), "{o:?}");
 }
+
+/// Every key a job can hold is documented: each key `print-config` writes for the shipped jobs (every
+/// default filled in) is named, as `key`, in configs/README.md.
+#[test]
+fn every_job_key_is_documented_in_the_configs_readme() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("configs/README.md")).unwrap();
+    fn keys(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
+        match value {
+            toml::Value::Table(table) => {
+                for (key, v) in table {
+                    out.push(format!("{prefix}{key}"));
+                    keys(&format!("{prefix}{key}."), v, out);
+                }
+            }
+            toml::Value::Array(items) => items.iter().for_each(|v| keys(prefix, v, out)),
+            _ => {}
+        }
+    }
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for job in ["demo.toml", "demo-rms.toml", "folded.toml"] {
+        let o = run(&["print-config", root.join("configs").join(job).to_str().unwrap()]);
+        assert_eq!(o.code(), Some(0), "{job}: {o:?}");
+        let mut found = Vec::new();
+        keys("", &toml::Value::Table(toml::from_str(&o.stdout).unwrap()), &mut found);
+        seen += found.len();
+        for key in found {
+            let name = key.rsplit('.').next().unwrap();
+            if !readme.contains(&format!("`{name}`")) && !readme.contains(&format!("[{key}]")) {
+                missing.push(key);
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(seen > 50, "only {seen} keys seen");
+    assert!(missing.is_empty(), "keys not in configs/README.md: {missing:?}");
+}

@@ -7,8 +7,8 @@
 //! what a file from elsewhere most often carries. A `live` dataset beside the volume flags the traces that
 //! hold data when some do not.
 //!
-//! [`reader`] finds the axes of any file that follows this layout in part; [`writer`] writes all of it;
-//! [`raw`] holds the few HDF5 calls that `hdf5-metno` does not wrap (hyperslab I/O into caller buffers,
+//! `reader` finds the axes of any file that follows this layout in part; `writer` writes all of it;
+//! `raw` holds the few HDF5 calls that `hdf5-metno` does not wrap (hyperslab I/O into caller buffers,
 //! dimension scales, attribute values of any type).
 
 mod guard;

@@ -107,7 +107,7 @@ pub fn samples_per_trace(h: &BinaryHeader) -> Result<Option<(u64, Field)>, (u64,
 const PLAUSIBLE_EXT_INTERVAL: std::ops::RangeInclusive<f64> = 1e-3..=1e7;
 
 /// Sample interval from the binary header (µs, or mm in seisimage depth files): the rev-2 double at 3273
-/// when it is a plausible interval (see [`PLAUSIBLE_EXT_INTERVAL`]), else 3217-3218 when positive.
+/// when it is a plausible interval (see `PLAUSIBLE_EXT_INTERVAL`), else 3217-3218 when positive.
 pub fn sample_interval(h: &BinaryHeader) -> Option<f64> {
     if h.revision().0 >= 2 && PLAUSIBLE_EXT_INTERVAL.contains(&h.ext_sample_interval) {
         Some(h.ext_sample_interval)
