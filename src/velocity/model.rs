@@ -278,7 +278,11 @@ fn depth_major<T: Fn(usize) -> f32>(
     // functions one whole slice at a time instead took 1.5 x as long in `seisimage validate`.
     const SLICES: usize = 16;
     let mut out: Vec<f32> = crate::io::files::try_vec(traces * ns, std::path::Path::new(name), "the velocity model")?;
-    out.par_chunks_mut(SLICES * traces.max(1)).enumerate().for_each(|(b, block)| {
+    // A model of millions of traces takes seconds to compute: a signal stops it between blocks (the root's
+    // token, as the readers poll it: the model serves whichever run reads it).
+    let cancel = crate::cancel::CancelToken::process();
+    out.par_chunks_mut(SLICES * traces.max(1)).enumerate().try_for_each(|(b, block)| {
+        cancel.check()?;
         let first = b * SLICES;
         for t in 0..traces {
             let sample = trace(t);
@@ -286,7 +290,8 @@ fn depth_major<T: Fn(usize) -> f32>(
                 block[j * traces + t] = sample(k);
             }
         }
-    });
+        Ok(())
+    })?;
     Ok(out)
 }
 
