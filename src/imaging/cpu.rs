@@ -24,11 +24,12 @@ pub struct CpuEngine {
 impl CpuEngine {
     /// An engine running on `threads` threads (all cores when `None`).
     pub fn new(threads: Option<usize>) -> Result<Self> {
+        let threads = crate::threads::thread_count(threads);
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.unwrap_or(0))
+            .num_threads(threads)
             .thread_name(|i| format!("seisimage-cpu-{i}"))
             .build()
-            .map_err(|e| Error::Backend(format!("cannot start the CPU thread pool: {e}")))?;
+            .map_err(|e| crate::threads::cannot_start(threads, &e))?;
         Ok(CpuEngine { pool, store: StoreSettings::default() })
     }
 
