@@ -82,3 +82,24 @@ fn rayon_num_threads_is_bounded_like_compute_threads() {
     assert_eq!(o.code(), Some(0), "{o:?}");
     assert!(o.stdout.contains("traces       192 in the file"), "{o:?}");
 }
+
+/// The memory a plan is checked against is what this process may have: under `ulimit -v` (here 1 GiB),
+/// no more than the limit, where the machine's available memory alone said a plan "fits" that then
+/// aborted.
+#[test]
+fn the_memory_check_counts_the_address_space_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = input(dir.path());
+    let job = dir.path().join("job.toml");
+    let out = dir.path().join("out");
+    std::fs::write(&job, crate::cli_common::job_text(&input, &out, "dz = 10.0", "inlines = [8]")).unwrap();
+    let mut cmd = seisimage();
+    cmd.args(["validate", job.to_str().unwrap()]).env("MALLOC_ARENA_MAX", "2");
+    let o = run_within_address_space(&mut cmd, 1 << 30);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let have =
+        o.stdout.split("this machine has ").nth(1).and_then(|s| s.split(" available").next()).expect("memory line");
+    let (value, unit) = have.split_once(' ').unwrap();
+    let bytes = value.parse::<f64>().unwrap() * if unit == "GB" { 1e9 } else { 1e6 };
+    assert!(bytes <= (1u64 << 30) as f64, "{have}: {o:?}");
+}
