@@ -116,6 +116,17 @@ impl AttributeOutput {
     }
 }
 
+/// The samples an attribute of horizontal slice `k` is computed over, `window` (in the axis's unit) above and
+/// below it on an axis of `len` samples `step` apart, and where the slice lies among them. A window longer
+/// than the axis takes the whole trace.
+pub fn window_around(k: usize, window: f64, step: f64, len: usize) -> (Range<usize>, Range<usize>) {
+    // `as` saturates a huge or infinite ratio (and makes NaN 0); the axis bounds it from there.
+    let half = ((window / step.abs()).round() as usize).min(len);
+    let samples = k.saturating_sub(half)..k.saturating_add(half).saturating_add(1).min(len);
+    let keep = k - samples.start..k - samples.start + 1;
+    (samples, keep)
+}
+
 /// Length of the FFT of the analytic signal of a trace of `n` samples: a power of two, at least `2n`.
 pub fn fft_len(n: usize) -> usize {
     (2 * n.max(1)).next_power_of_two()

@@ -24,6 +24,7 @@ pub mod scan;
 pub mod simd;
 pub mod stats;
 pub mod synth;
+pub mod threads;
 pub mod time_domain;
 pub mod velocity;
 pub mod volume;

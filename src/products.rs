@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use crate::attributes::{Attribute, AttributeOutput};
+use crate::attributes::{window_around, Attribute, AttributeOutput};
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::imaging::plan::{CHECK_THE_VELOCITY, DEPTH_FROM_VELOCITY};
@@ -469,7 +469,6 @@ pub fn deliverable<'a>(values: &'a [f32], product: &Geometry, reach: Option<f64>
 fn attribute_products(output: &OutputConfig, image: &Geometry, specs: &[ProductSpec]) -> Vec<ProductSpec> {
     let nz = image.samples.len;
     let dz = image.samples.step;
-    let half = (output.attribute_window_m / dz).round() as usize;
     let mut out = Vec::new();
     for spec in specs {
         let attributes: &[Attribute] = match &spec.kind {
@@ -481,9 +480,7 @@ fn attribute_products(output: &OutputConfig, image: &Geometry, specs: &[ProductS
         for &attribute in attributes {
             let (region, keep) = match spec.kind {
                 ProductKind::DepthSlice { .. } => {
-                    let k = spec.region.s.start;
-                    let s = k.saturating_sub(half)..(k + half + 1).min(nz);
-                    let keep = k - s.start..k - s.start + 1;
+                    let (s, keep) = window_around(spec.region.s.start, output.attribute_window_m, dz, nz);
                     (IndexBox { s, ..spec.region.clone() }, keep)
                 }
                 _ => (spec.region.clone(), 0..spec.region.s.len()),

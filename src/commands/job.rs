@@ -135,6 +135,9 @@ pub fn validate(args: &JobArgs) -> anyhow::Result<()> {
     let job = Job::load(&args.job, &args.overrides)?;
     check_files(&job)?;
     let prepared = prepare(job)?;
+    // A signal that came while the job was prepared stops it here even if nothing polled it since: a
+    // `validate` told to stop does not report success.
+    CancelToken::process().check()?;
     super::println(&format!("{}: valid", args.job.display()))?;
     for line in prepared.describe() {
         super::println(&format!("  {line}"))?;

@@ -71,9 +71,8 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         Cut::Inline(i) => (IndexBox { il: i..i + 1, ..full.clone() }, 0..g.samples.len),
         Cut::Crossline(j) => (IndexBox { xl: j..j + 1, ..full.clone() }, 0..g.samples.len),
         Cut::Sample(k) if args.attribute.is_some() => {
-            let half = (window / g.samples.step.abs()).round() as usize;
-            let s = k.saturating_sub(half)..(k + half + 1).min(g.samples.len);
-            (IndexBox { s: s.clone(), ..full.clone() }, k - s.start..k - s.start + 1)
+            let (s, keep) = seisimage::attributes::window_around(k, window, g.samples.step, g.samples.len);
+            (IndexBox { s, ..full.clone() }, keep)
         }
         Cut::Sample(k) => (IndexBox { s: k..k + 1, ..full.clone() }, 0..1),
     };

@@ -15,6 +15,7 @@ use super::store::{HostStore, Place, StoreSettings};
 use super::{phase_shift, split_step, stolt, Engine, Method, Migration, Plan, ProductSink};
 use crate::context::RunContext;
 use crate::error::{Error, Result};
+use crate::io::files::try_host_vec;
 
 pub struct CpuEngine {
     pool: rayon::ThreadPool,
@@ -24,11 +25,12 @@ pub struct CpuEngine {
 impl CpuEngine {
     /// An engine running on `threads` threads (all cores when `None`).
     pub fn new(threads: Option<usize>) -> Result<Self> {
+        let threads = crate::threads::thread_count(threads);
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.unwrap_or(0))
+            .num_threads(threads)
             .thread_name(|i| format!("seisimage-cpu-{i}"))
             .build()
-            .map_err(|e| Error::Backend(format!("cannot start the CPU thread pool: {e}")))?;
+            .map_err(|e| crate::threads::cannot_start(threads, &e))?;
         Ok(CpuEngine { pool, store: StoreSettings::default() })
     }
 
@@ -150,8 +152,11 @@ impl Engine for CpuEngine {
             let mut store = HostStore::new(plan, host.place, &scratch)?;
             ingest(input, plan, &mut store, ctx)?;
             let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
-            let mut members: Vec<ImageAssembly> =
-                scan.iter().zip(sinks).map(|(m, sink)| ImageAssembly::new(m.request, m.plan, *sink)).collect();
+            let mut members: Vec<ImageAssembly> = scan
+                .iter()
+                .zip(sinks)
+                .map(|(m, sink)| ImageAssembly::new(m.request, m.plan, *sink))
+                .collect::<Result<_>>()?;
             // What a member migrates when others follow it in the band (see below).
             let mut copy = Spectrum::default();
             for (b, band) in host.bands.ranges.iter().enumerate() {
@@ -171,7 +176,14 @@ impl Engine for CpuEngine {
                         migrate_band(&mut spectrum, m, &fft2, asm, ctx)?;
                     } else {
                         let bytes = (spectrum.data.len() * 8) as u64;
-                        ctx.stats.time("scan-copy", bytes, || copy.clone_from(&spectrum));
+                        if copy.data.len() != spectrum.data.len() {
+                            copy.data =
+                                try_host_vec(spectrum.data.len(), "the copy of a band a velocity scan migrates")?;
+                        }
+                        ctx.stats.time("scan-copy", bytes, || {
+                            copy.data.copy_from_slice(&spectrum.data);
+                            (copy.nk, copy.first) = (spectrum.nk, spectrum.first);
+                        });
                         migrate_band(&mut copy, m, &fft2, asm, ctx)?;
                     }
                 }
@@ -250,7 +262,7 @@ mod tests {
         let mut spectrum = Spectrum { data, nk: plan.nk(), first: 0 };
         let fft2 = Fft2::new([plan.padded[0], plan.padded[1]]);
         let collected = crate::imaging::Collected::new(request);
-        let mut asm = ImageAssembly::new(request, plan, &collected);
+        let mut asm = ImageAssembly::new(request, plan, &collected).unwrap();
         let ctx = RunContext::new(&Silent, Default::default());
         match plan.method {
             Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, &ctx).unwrap(),

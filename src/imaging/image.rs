@@ -18,6 +18,7 @@ use super::spectrum::Fft2;
 use super::Plan;
 use crate::attributes::AttributeOutput;
 use crate::error::Result;
+use crate::io::files::try_host_vec;
 use crate::volume::IndexBox;
 
 /// The requested boxes being filled, level by level; each goes to the sink once its last level is in.
@@ -35,16 +36,17 @@ pub struct ImageAssembly<'s> {
 }
 
 impl<'s> ImageAssembly<'s> {
-    pub fn new(request: &ImageRequest, plan: &Plan, sink: &'s dyn ProductSink) -> Self {
-        ImageAssembly {
+    pub fn new(request: &ImageRequest, plan: &Plan, sink: &'s dyn ProductSink) -> Result<Self> {
+        let out = request.boxes.iter().map(|b| try_host_vec(b.len(), "the image")).collect::<Result<_>>()?;
+        Ok(ImageAssembly {
             boxes: request.boxes.clone(),
             attributes: (0..request.boxes.len()).map(|i| request.attribute(i).cloned()).collect(),
             plane_cols: plan.padded[1],
-            out: request.boxes.iter().map(|b| vec![0.0; b.len()]).collect(),
+            out,
             completion: Completion::new(request),
             sink,
             last_band: true,
-        }
+        })
     }
 
     /// The values that follow belong to the next band, the last one when `last`.
@@ -109,8 +111,8 @@ pub struct KImages {
 }
 
 impl KImages {
-    pub fn new(levels: usize, nk: usize) -> Self {
-        KImages { data: vec![Complex32::default(); levels * nk], levels, nk }
+    pub fn new(levels: usize, nk: usize) -> Result<Self> {
+        Ok(KImages { data: try_host_vec(levels * nk, "the images of a block of depth levels")?, levels, nk })
     }
 
     /// One piece per chunk of wavenumbers, `levels × (chunk length)` values, with its first wavenumber.

@@ -103,7 +103,7 @@ pub fn migrate(
         ctx.check()?;
         let segments = plan.segments(b);
         let levels = &plan.levels[block.clone()];
-        let mut kimg = KImages::new(levels.len(), nk);
+        let mut kimg = KImages::new(levels.len(), nk)?;
 
         // The spectrum cut into columns of K_CHUNK wavenumbers across all frequencies: one task per column.
         let mut columns: Vec<Vec<&mut [Complex32]>> = (0..nk.div_ceil(K_CHUNK)).map(|_| Vec::new()).collect();

@@ -24,6 +24,7 @@ use super::store::HostStore;
 use super::Plan;
 use crate::context::RunContext;
 use crate::error::Result;
+use crate::io::files::try_host_vec;
 use crate::volume::{VolumeReader, WriteMode};
 use crate::window;
 
@@ -159,8 +160,8 @@ pub fn ingest(src: &dyn VolumeReader, plan: &Plan, store: &mut HostStore, ctx: &
     let [ni, nx, nt] = plan.input.shape();
     let nw = plan.frequencies.len();
     let transform = TraceTransform::new(plan, plan.frequencies.clone());
-    let mut chunk = vec![0.0f32; plan.ingest_inlines * nx * nt];
-    let mut bands = vec![Complex32::default(); plan.ingest_inlines * nx * nw];
+    let mut chunk: Vec<f32> = try_host_vec(plan.ingest_inlines * nx * nt, "the input's traces being read")?;
+    let mut bands: Vec<Complex32> = try_host_vec(plan.ingest_inlines * nx * nw, "the traces' spectra")?;
 
     let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
     ctx.progress.begin("read and transform in time", ni as u64);

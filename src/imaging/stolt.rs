@@ -99,7 +99,7 @@ pub fn migrate(
         ctx.check()?;
         let levels: Vec<usize> = plan.levels[block.clone()].iter().map(|l| l.index).collect();
         let nb = levels.len();
-        let mut kimg = KImages::new(nb, nk);
+        let mut kimg = KImages::new(nb, nk)?;
         kimg.chunks_mut().try_for_each_init(
             || {
                 let line = vec![Complex64::default(); grid.nz_fft];

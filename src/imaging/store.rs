@@ -23,6 +23,7 @@ use super::spectrum::Spectrum;
 use super::Plan;
 use crate::context::RunContext;
 use crate::error::{Error, Result};
+use crate::io::files::try_host_vec;
 
 /// Where an engine may keep a spectrum that waits for its bands: `[compute]`'s `host_memory_gb` and
 /// `scratch_dir`.
@@ -57,12 +58,51 @@ impl StoreSettings {
     }
 }
 
-/// Bytes of memory the system could give a new program without swapping (Linux: `MemAvailable`).
+/// Bytes of memory this process could still be given: the least of what the system could give a new
+/// program without swapping (Linux: `MemAvailable`), the room under the memory limit of the process's
+/// control group (a Slurm allocation, a container) and the room under its address-space limit
+/// (`RLIMIT_AS`, `ulimit -v`) beside what it has mapped already. A plan sized by the machine alone made
+/// allocations fail, and the process abort, under either limit.
 pub fn available_host_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    let available = kib_field("/proc/meminfo", "MemAvailable:")?;
+    Some([cgroup_room(), address_space_room()].into_iter().flatten().fold(available, u64::min))
+}
+
+/// A `NAME: N kB` line of a file of `/proc`, in bytes.
+fn kib_field(file: &str, name: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let line = text.lines().find_map(|l| l.strip_prefix(name))?;
+    Some(line.split_whitespace().next()?.parse::<u64>().ok()? * 1024)
+}
+
+/// Room left under the memory limit of this process's control group: cgroup v2 (`memory.max`), else v1
+/// (`memory.limit_in_bytes`); `None` without a limit.
+fn cgroup_room() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read =
+        |dir: &std::path::Path, name: &str| std::fs::read_to_string(dir.join(name)).ok()?.trim().parse::<u64>().ok();
+    let root = std::path::Path::new("/sys/fs/cgroup");
+    // "max" (no limit) does not parse.
+    let v2 = own.lines().find_map(|l| l.strip_prefix("0::")).and_then(|group| {
+        let dir = root.join(group.trim().trim_start_matches('/'));
+        Some(read(&dir, "memory.max")?.saturating_sub(read(&dir, "memory.current").unwrap_or(0)))
+    });
+    let v1 = || {
+        let group = own.lines().find_map(|l| {
+            let (_, rest) = l.split_once(':')?;
+            let (controllers, path) = rest.split_once(':')?;
+            controllers.split(',').any(|c| c == "memory").then_some(path)
+        })?;
+        let dir = root.join("memory").join(group.trim().trim_start_matches('/'));
+        Some(read(&dir, "memory.limit_in_bytes")?.saturating_sub(read(&dir, "memory.usage_in_bytes").unwrap_or(0)))
+    };
+    v2.or_else(v1)
+}
+
+/// Room left under this process's address-space limit (`RLIMIT_AS`); `None` without a limit.
+fn address_space_room() -> Option<u64> {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::As).current?;
+    Some(limit.saturating_sub(kib_field("/proc/self/status", "VmSize:").unwrap_or(0)))
 }
 
 /// Where the spectrum of a share waits.
@@ -192,11 +232,11 @@ impl HostStore {
         let layout = Layout { first: frequencies.start, frequencies: frequencies.len(), traces: ni * nx };
         Ok(match place {
             Place::Whole => HostStore::Whole(Spectrum {
-                data: vec![Complex32::default(); frequencies.len() * plan.nk()],
+                data: try_host_vec(frequencies.len() * plan.nk(), "the spectrum")?,
                 nk: plan.nk(),
                 first: frequencies.start,
             }),
-            Place::Memory => HostStore::Memory { data: vec![Complex32::default(); layout.values()], layout },
+            Place::Memory => HostStore::Memory { data: try_host_vec(layout.values(), "the spectrum")?, layout },
             Place::Disk => {
                 HostStore::Disk { file: CacheFile::create(scratch, layout.bytes())?, layout, transposed: Vec::new() }
             }
@@ -247,7 +287,7 @@ impl HostStore {
                 debug_assert_eq!(s.first..s.first + s.data.len() / nk, band);
                 return Ok(std::mem::replace(s, Spectrum { data: Vec::new(), nk, first: band.start }));
             }
-            _ => Spectrum { data: vec![Complex32::default(); band.len() * nk], nk, first: band.start },
+            _ => Spectrum { data: try_host_vec(band.len() * nk, "a band of the spectrum")?, nk, first: band.start },
         };
         let pad = |plane: &mut [Complex32], from: &[Complex32]| {
             for (il, row) in from.chunks(nx).enumerate().take(ni) {

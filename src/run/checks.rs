@@ -73,7 +73,7 @@ pub fn memory_report(p: &Prepared) -> Vec<String> {
     let members = p.scan.len().max(1);
     let host = plan.host_memory_bytes() + plan.scan_bytes(members, plan.method != crate::imaging::Method::Stolt);
     let fits = |needed: u64, have: u64| if needed <= have { "fits" } else { "does not fit" };
-    let mut lines = vec![match host_memory_available() {
+    let mut lines = vec![match crate::imaging::store::available_host_memory() {
         Some(have) => format!(
             "host memory: the plan needs ≈ {}, this machine has {} available: {}",
             human_bytes(host),
@@ -112,24 +112,4 @@ pub fn memory_report(p: &Prepared) -> Vec<String> {
         ),
     });
     lines
-}
-
-/// Host memory this process may still use: what the kernel counts as available (`MemAvailable`), or less
-/// where a control group (a Slurm allocation, a container) limits the process.
-fn host_memory_available() -> Option<u64> {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kib = meminfo.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().strip_suffix("kB")?;
-    let available = kib.trim().parse::<u64>().ok()? * 1024;
-    Some(cgroup_room().map_or(available, |room| room.min(available)))
-}
-
-/// Room left under the memory limit of this process' control group (cgroup v2), if it has one.
-fn cgroup_room() -> Option<u64> {
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let group = own.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
-    let dir = Path::new("/sys/fs/cgroup").join(group.trim_start_matches('/'));
-    let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok()?.trim().parse::<u64>().ok();
-    // "max" (no limit) does not parse.
-    let limit = read("memory.max")?;
-    Some(limit.saturating_sub(read("memory.current").unwrap_or(0)))
 }

@@ -33,6 +33,7 @@ pub use model::{Interpolation, VelocityGrid, VelocityModel, VelocityTable};
 pub use spec::{FunctionSpec, Kind, ScanStep, Velocities, VelocitySpec};
 pub use units::{DepthUnit, VelocityType, VelocityUnit, VerticalDomain};
 
+use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::volume::{Domain, Geometry, SampleAxis};
 use convert::{interval_in_depth, Converted, Picks};
@@ -189,10 +190,13 @@ impl VelocitySpec {
     /// Functions at several locations: each converted, then interpolated onto every seismic trace and
     /// sampled every `dz` m (one location is a v(z) table).
     fn load_functions(&self, seismic: &Geometry, bin: [f64; 2], dz: f64) -> Result<Loaded> {
+        let cancel = CancelToken::process();
         let mut steps = Vec::new();
         let mut functions: Vec<((i64, i64), Converted)> = Vec::new();
         match &self.path {
             None => {
+                check_function_count(self.functions.len(), seismic)
+                    .map_err(|m| Error::at_key("velocity.functions", m))?;
                 for (i, f) in self.functions.iter().enumerate() {
                     let key = format!("velocity.functions.{i}");
                     let (c, _) =
@@ -210,9 +214,11 @@ impl VelocitySpec {
                 let blame = |m: String| Error::at_key("velocity.path", m);
                 let rows = text::read_rows(path, 4, "inline, crossline, time or depth, velocity").map_err(blame)?;
                 let located = text::group_by_location(rows).map_err(|m| blame(format!("{}: {m}", path.display())))?;
+                check_function_count(located.len(), seismic).map_err(|m| blame(format!("{}: {m}", path.display())))?;
                 let reading = self.reading(self.domain.expect("checked: a text file has a domain"));
                 let unit = reading.vertical_unit();
                 for l in &located {
+                    cancel.check()?;
                     let at: Vec<f64> = l.rows.iter().map(|r| r.values[0]).collect();
                     let v: Vec<f64> = l.rows.iter().map(|r| r.values[1]).collect();
                     let name = |i: usize| {
@@ -234,14 +240,17 @@ impl VelocitySpec {
             return Ok(Loaded { model: VelocityModel::Table(c.table), provenance });
         }
         let locations: Vec<(i64, i64)> = functions.iter().map(|(l, _)| *l).collect();
-        let (mixes, how) = lateral::function_weights(&locations, seismic, bin);
+        let (mixes, how) = lateral::function_weights(&locations, seismic, bin, cancel)?;
         let deepest =
             functions.iter().map(|(_, c)| c.given_to).fold(0.0, f64::max).min(depth_cap(seismic, self.range, dz));
         let levels = ((deepest / dz).ceil() as usize + 1).max(2);
         let axis = SampleAxis { origin: 0.0, step: dz, len: levels, domain: Domain::Depth };
         // Each function sampled once on the depth axis, then mixed per trace.
-        let sampled: Vec<Vec<f64>> =
-            functions.iter().map(|(_, c)| (0..levels).map(|k| c.table.at(axis.value(k))).collect()).collect();
+        let mut sampled: Vec<Vec<f64>> = Vec::with_capacity(functions.len());
+        for (_, c) in &functions {
+            cancel.check()?;
+            sampled.push((0..levels).map(|k| c.table.at(axis.value(k))).collect());
+        }
         let geometry = Geometry { samples: axis, ..seismic.clone() };
         let sampled = &sampled;
         let grid = VelocityGrid::from_fn(geometry, "the interpolated functions", |t| {
@@ -258,6 +267,20 @@ impl VelocitySpec {
         steps.push(model.describe());
         Ok(Loaded { model, provenance: Provenance { steps, given_to: Some(given_to) } })
     }
+}
+
+/// Refuse more functions than the seismic has traces: each function is sampled on the model's depth
+/// axis, so their number sizes the model as the traces do, and a survey is not given more velocity
+/// functions than it has traces.
+fn check_function_count(functions: usize, seismic: &Geometry) -> std::result::Result<(), String> {
+    let traces = seismic.n_traces();
+    if functions <= traces {
+        return Ok(());
+    }
+    Err(format!(
+        "{functions} velocity functions (locations), more than the seismic's {traces} traces: give at most one \
+         function per trace, or the velocity as a cube (velocity.kind = \"file\")"
+    ))
 }
 
 /// The deepest depth (m) a sampled model needs: where the last sample of the seismic can reach at the
@@ -338,6 +361,32 @@ mod tests {
         }
         let m = load(&text).unwrap();
         assert_eq!(m.model.n_values(), 21 * 11 * 800);
+    }
+
+    /// Each function is sampled on the model's depth axis: more of them than traces would size the model
+    /// beyond the survey's (a 2 MB file of 100 000 locations took 1.6 GB).
+    #[test]
+    fn more_functions_than_traces_are_refused() {
+        let functions = |n: usize| {
+            let mut text = String::from("kind = \"functions\"\n");
+            for k in 0..n {
+                text += &format!(
+                    "[[velocity.functions]]\niline = {}\nxline = {}\ndepths = [0, 1000]\nvelocities = [1500, 1600]\n",
+                    100 + k / 11,
+                    200 + k % 11 + 20 * (k / 231)
+                );
+            }
+            text
+        };
+        assert_eq!(load(&functions(21 * 11)).unwrap().model.n_values() % (21 * 11), 0);
+        let Error::Setting { key, message, .. } = load(&functions(21 * 11 + 1)).err().unwrap() else {
+            panic!("not a setting error")
+        };
+        assert_eq!(key, "velocity.functions");
+        assert!(
+            message.contains("232 velocity functions (locations), more than the seismic's 231 traces"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -336,7 +336,11 @@ fn depth_major<T: Fn(usize) -> f32>(
     if traces == 0 {
         return Ok(out);
     }
-    out.par_chunks_mut(SLICES * traces).enumerate().for_each(|(b, block)| {
+    // A model of millions of traces takes seconds to compute: a signal stops it between blocks (the root's
+    // token, as the readers poll it: the model serves whichever run reads it).
+    let cancel = crate::cancel::CancelToken::process();
+    out.par_chunks_mut(SLICES * traces).enumerate().try_for_each(|(b, block)| {
+        cancel.check()?;
         let first = b * SLICES;
         // tiles[i][j]: the traces of tile i in slice `first + j`.
         let mut tiles: Vec<Vec<&mut [f32]>> = (0..traces.div_ceil(TILE)).map(|_| Vec::with_capacity(SLICES)).collect();
@@ -353,7 +357,8 @@ fn depth_major<T: Fn(usize) -> f32>(
                 }
             }
         });
-    });
+        Ok(())
+    })?;
     Ok(out)
 }
 

@@ -10,6 +10,7 @@ mod cli_config;
 mod cli_distributed;
 mod cli_info_convert;
 mod common;
+mod faults_bounds;
 mod faults_nonfinite;
 mod faults_output;
 mod faults_security;
