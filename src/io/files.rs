@@ -119,6 +119,11 @@ impl FileId {
     pub fn of_entry(path: &Path) -> Option<FileId> {
         std::fs::symlink_metadata(path).ok().map(|m| FileId::of(&m))
     }
+
+    /// The file a `stat` call described.
+    pub fn of_stat(stat: &rustix::fs::Stat) -> FileId {
+        FileId { dev: stat.st_dev, ino: stat.st_ino }
+    }
 }
 
 /// The first of `inputs` (with what it is, "the input", "the velocity file") that writing `output` would

@@ -15,10 +15,16 @@
 //! migration starts: a folder without one is not a finished run.
 //! The manifest read here is a file anyone may have written: only plain names of files in the folder are
 //! taken from it.
+//!
+//! The folder is held open from before its lock is taken ([`crate::io::output::hold`]): every product, the
+//! page and the manifest are made and renamed in the folder the run locked, even if its path comes to lead
+//! elsewhere (the folder renamed and a link put in its place), and such a run fails before its products take
+//! their names ([`OutputFolder::check_in_place`]).
 
 use std::path::{Component, Path};
 
 use crate::error::{Error, Result};
+use crate::io::output::HeldFolder;
 use crate::job::{Existing, Job, OutputConfig};
 use crate::products::{ProductSpec, INDEX_PAGE};
 
@@ -29,10 +35,12 @@ use super::manifest::MANIFEST;
 /// A manifest larger than this is not read for the files it lists.
 const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 
-/// The output folder of a run, locked for it until dropped.
+/// The output folder of a run, locked for it and held open until dropped.
 #[derive(Debug)]
 pub struct OutputFolder {
+    // Dropped in this order: the lock is removed from the folder while it is still held.
     _lock: FolderLock,
+    held: HeldFolder,
 }
 
 impl OutputFolder {
@@ -55,6 +63,7 @@ impl OutputFolder {
             )));
         }
         std::fs::create_dir_all(dir).map_err(cannot_write)?;
+        let held = crate::io::output::hold(dir).map_err(cannot_write)?;
         let lock = match FolderLock::acquire(dir) {
             Ok((lock, took_over)) => {
                 warnings.extend(took_over);
@@ -63,6 +72,9 @@ impl OutputFolder {
             Err(LockError::Create(e)) => return Err(cannot_write(e)),
             Err(LockError::Refused(e)) => return Err(e),
         };
+        let folder = OutputFolder { _lock: lock, held };
+        // The lock was taken by the folder's path: in the folder held, or the run stops here.
+        folder.check_in_place()?;
         // Held now: the temporary files of runs on this host that died here can go.
         crate::io::output::remove_stale(dir);
         let keep = (job.config.output.keep_free_gb * 1e9) as u64;
@@ -79,7 +91,19 @@ impl OutputFolder {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(dir.join(MANIFEST), e)),
             _ => {}
         }
-        Ok(OutputFolder { _lock: lock })
+        Ok(folder)
+    }
+
+    /// Fail when the output folder's path no longer leads to the folder the run locked (it was moved, or
+    /// something else put in its place): the products would not be where the job says.
+    pub fn check_in_place(&self) -> Result<()> {
+        let folder = self.held.folder();
+        if folder.still_at_its_path() {
+            return Ok(());
+        }
+        let message = "the output folder was moved, or replaced by something else, while the run used it: its \
+                       products were discarded, and nothing was put at this path";
+        Err(Error::io(folder.path(), std::io::Error::other(message)))
     }
 }
 
