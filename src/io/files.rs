@@ -138,20 +138,49 @@ pub fn replaced_input<'a>(output: &Path, inputs: &[(&'a str, &'a Path)]) -> Opti
 /// theirs that nobody else may write in. A folder others can write in may hold what they put there (a
 /// program for the GPU, an address to connect to), and a file there may be swapped at any time.
 pub fn not_private(dir: &Path) -> Option<String> {
-    let meta = match std::fs::metadata(dir) {
-        Ok(meta) => meta,
-        Err(e) => return Some(format!("{}: {e}", dir.display())),
-    };
+    match std::fs::metadata(dir) {
+        Ok(meta) => why_not_private(dir, meta.is_dir(), meta.uid(), meta.mode()),
+        Err(e) => Some(format!("{}: {e}", dir.display())),
+    }
+}
+
+/// [`not_private`] for a folder held open: what the open folder is, whatever its path leads to now.
+pub fn folder_not_private(folder: &crate::io::output::Folder) -> Option<String> {
+    match folder.stat() {
+        Ok(stat) => why_not_private(folder.path(), true, stat.st_uid, stat.st_mode),
+        Err(e) => Some(format!("{}: {e}", folder.path().display())),
+    }
+}
+
+fn why_not_private(dir: &Path, is_dir: bool, uid: u32, mode: u32) -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
-    if !meta.is_dir() {
+    if !is_dir {
         Some(format!("{} is not a folder", dir.display()))
-    } else if meta.uid() != me {
-        Some(format!("{} belongs to another user (uid {})", dir.display(), meta.uid()))
-    } else if meta.mode() & 0o022 != 0 {
-        Some(format!("{} is writable by others (mode {:o})", dir.display(), meta.mode() & 0o777))
+    } else if uid != me {
+        Some(format!("{} belongs to another user (uid {uid})", dir.display()))
+    } else if mode & 0o022 != 0 {
+        Some(format!("{} is writable by others (mode {:o})", dir.display(), mode & 0o777))
     } else {
         None
+    }
+}
+
+/// [`private_dir`], held open: the folder made (or found) at `dir` is opened without following a link
+/// and checked as opened, so that what is written in it next goes into the folder checked.
+pub fn private_folder(dir: &Path) -> Result<crate::io::output::Folder> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).at(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(Error::io(dir, e)),
+        _ => {}
+    }
+    let folder = crate::io::output::Folder::open_no_link(dir).at(dir)?;
+    match folder_not_private(&folder) {
+        Some(why) => Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::PermissionDenied, why))),
+        None => Ok(folder),
     }
 }
 

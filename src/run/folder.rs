@@ -77,6 +77,8 @@ impl OutputFolder {
         folder.check_in_place()?;
         // Held now: the temporary files of runs on this host that died here can go.
         crate::io::output::remove_stale(dir);
+        let own_run = crate::distributed::ranks::RankEnv::from_env().ok().flatten().and_then(|env| env.run_id);
+        crate::distributed::ranks::remove_failed(folder.held.folder(), own_run.as_deref());
         let keep = (job.config.output.keep_free_gb * 1e9) as u64;
         if let Some(free) = free_bytes(dir) {
             check_free_space(dir, free, needed_bytes, keep)?;
