@@ -62,8 +62,30 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
 }
 
 fn not_regular(path: &Path, meta: &Metadata) -> Error {
+    let message = format!("it is {}; seisimage reads regular files only", what_it_is(meta));
+    Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidInput, message))
+}
+
+/// Refuse to write a command's named output (`convert`, `plot`, `synth`, `bench --json`) at `path` when
+/// something other than a regular file (or a link, which the rename replaces) is there: the result is
+/// renamed onto the name, which would replace a device node, a FIFO or a socket. A job mistake (exit 2).
+pub fn check_output_file(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
+    if meta.file_type().is_file() || meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    Err(Error::Request(format!(
+        "{}: it is {}; seisimage writes its output as a new file renamed onto this name, which would replace it: \
+         name a regular file or a new one",
+        path.display(),
+        what_it_is(&meta)
+    )))
+}
+
+/// What a file that is not a regular one is, for a message.
+fn what_it_is(meta: &Metadata) -> &'static str {
     let t = meta.file_type();
-    let what = if t.is_fifo() {
+    if t.is_fifo() {
         "a FIFO (named pipe)"
     } else if t.is_char_device() {
         "a character device"
@@ -75,9 +97,7 @@ fn not_regular(path: &Path, meta: &Metadata) -> Error {
         "a folder"
     } else {
         "not a regular file"
-    };
-    let message = format!("it is {what}; seisimage reads regular files only");
-    Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidInput, message))
+    }
 }
 
 /// A path by which a library that opens files by name (HDF5) reaches exactly the file behind `file`:

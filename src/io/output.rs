@@ -311,10 +311,15 @@ impl TempOutput {
             let message = format!("{} was replaced by another file before it was committed", self.temp_path.display());
             return Err(std::io::Error::other(message)).at(&self.final_path);
         }
+        use rustix::fs::FileType;
+        let there = folder.entry(&self.final_name).ok().map(|s| FileType::from_raw_mode(s.st_mode));
+        // A rename replaces whatever entry has the name: never a device node, a FIFO or a socket.
+        if there.is_some_and(|t| ![FileType::RegularFile, FileType::Symlink, FileType::Directory].contains(&t)) {
+            let message = "it is not a regular file (a device, a FIFO or a socket): it is not replaced";
+            return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, message)).at(&self.final_path);
+        }
         let mut aside = None;
-        let is_dir =
-            |s: rustix::fs::Stat| rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory;
-        if replaced.is_some() && folder.entry(&self.final_name).is_ok_and(|s| !is_dir(s)) {
+        if replaced.is_some() && there.is_some_and(|t| t != FileType::Directory) {
             match move_aside(folder, &self.final_name) {
                 Ok(name) => aside = Some(name),
                 // Gone since: another writer of the name moved it; there is nothing to move aside.
