@@ -20,6 +20,9 @@ pub fn run(args: &BenchArgs, reporting: Reporting) -> anyhow::Result<()> {
         threads: args.threads.clone(),
         scales: args.scales,
     };
+    if let Some(path) = &args.json {
+        seisimage::io::files::check_output_file(path)?;
+    }
     let progress = reporting.progress();
     let result = bench::run(&cfg, progress.as_ref());
     if temporary {

@@ -79,6 +79,7 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
         ))
         .into());
     }
+    seisimage::io::files::check_output_file(&args.output)?;
     if seisimage::io::files::replaced_input(&args.output, &[("the input", args.input.as_path())]).is_some() {
         return Err(seisimage::Error::Request(format!(
             "{} is the input {} (the same file): writing it would replace the volume being read; choose another \

@@ -76,7 +76,7 @@ fn launch_ranks(args: &RunArgs, jobs: &[Job], gpus: launcher::Gpus, cancel: &Can
             _ => rest.push(a),
         }
     }
-    Ok(launcher::launch(ranks, &rest, cancel)?)
+    Ok(launcher::launch(ranks, &rest, &jobs[0].config.output.dir, cancel)?)
 }
 
 /// What a run over several GPUs cannot do.

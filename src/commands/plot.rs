@@ -29,6 +29,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
     let reader = io::open(&args.file, &opts)?;
     let input = [("the input", args.file.as_path())];
     for output in [args.output.clone(), render::sidecar_path(&args.output)] {
+        seisimage::io::files::check_output_file(&output)?;
         if seisimage::io::files::replaced_input(&output, &input).is_some() {
             return Err(Error::Request(format!(
                 "{} is the input {} (the same file): writing it would replace the volume being read; choose another \

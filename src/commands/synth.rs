@@ -17,6 +17,8 @@ use crate::cli::{SegyOutFormat, SynthArgs, SynthModelKind};
 const BLOCK_VALUES: usize = 16 << 20;
 
 pub fn run(args: &SynthArgs, reporting: Reporting) -> anyhow::Result<()> {
+    seisimage::io::files::check_output_file(&args.output)?;
+    seisimage::io::files::check_output_file(&truth_path(&args.output))?;
     let (model, truth): (Box<dyn VolumeReader>, serde_json::Value) = if args.model == SynthModelKind::Folded {
         if args.layers.is_some() || args.noise > 0.0 {
             anyhow::bail!("--model folded takes a constant --velocity and no --layers or --noise");

@@ -44,9 +44,15 @@ pub fn rank_count(gpus: Gpus, visible: usize) -> Result<usize> {
     }
 }
 
-/// Start `ranks` copies of this program with `args` (a `run` command line without `--gpus`), one per
-/// GPU, and wait for them (see the module comment).
-pub fn launch(ranks: usize, args: &[std::ffi::OsString], cancel: &CancelToken) -> Result<()> {
+/// Start `ranks` copies of this program with `args` (a `run` command line without `--gpus`) of a job
+/// writing into `output_dir`, one per GPU, and wait for them (see the module comment). Their rendezvous
+/// folder goes once they have all ended, whether they failed or not.
+pub fn launch(
+    ranks: usize,
+    args: &[std::ffi::OsString],
+    output_dir: &std::path::Path,
+    cancel: &CancelToken,
+) -> Result<()> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::Backend(format!("cannot find this program to start its ranks: {e}")))?;
     let run_id = format!(
@@ -66,7 +72,9 @@ pub fn launch(ranks: usize, args: &[std::ffi::OsString], cancel: &CancelToken) -
         })
         .collect();
     tracing::info!("starting {ranks} ranks, one per GPU");
-    supervise(commands, cancel, GRACE)
+    let result = supervise(commands, cancel, GRACE);
+    crate::distributed::ranks::clear(&crate::distributed::ranks::rendezvous_path(output_dir, &run_id));
+    result
 }
 
 /// Run `commands` together and wait for them: the first that fails (or every one, when `cancel` stops)

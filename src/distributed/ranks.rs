@@ -10,14 +10,19 @@
 //!
 //! The output folder may be shared with other users, and what the rendezvous folder holds decides where
 //! the ranks connect: it is made private to the user (0700), and a folder under its name that is not (a
-//! link, another user's, one others may write in) is refused rather than used. Its files are read only
-//! if they are regular files, within their sizes.
+//! link, another user's, one others may write in) is refused rather than used. It is opened without
+//! following a link and checked as opened, and its files are written and read relative to the open folder
+//! (so that nothing is written into whatever a link there leads to); they are read only if they are
+//! regular files, within their sizes. The folder of a run that failed is removed by the next run that
+//! locks the output folder ([`remove_failed`]), and by `seisimage run --gpus` once its ranks have ended.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::cancel::CancelToken;
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, IoContext, Location, Result};
+use crate::io::output::Folder;
 
 /// Largest number of ranks a run may have.
 pub const MAX_RANKS: usize = 4096;
@@ -103,9 +108,19 @@ impl RankEnv {
                     .into(),
             )
         })?;
-        Ok(output_dir.join(format!(".seisimage-ranks-{id}")))
+        Ok(rendezvous_path(output_dir, id))
     }
 }
+
+/// The rendezvous folder of run `id` in `output_dir`.
+pub fn rendezvous_path(output_dir: &Path, id: &str) -> PathBuf {
+    output_dir.join(format!("{RENDEZVOUS_PREFIX}{id}"))
+}
+
+/// The start of a rendezvous folder's name; the run's id follows.
+const RENDEZVOUS_PREFIX: &str = ".seisimage-ranks-";
+/// The start of a failure note's name; the rank follows.
+const NOTE_PREFIX: &str = "failed-rank-";
 
 /// The run's id, the same in every rank: `SEISIMAGE_RUN_ID` (set by `seisimage run --gpus`), else the
 /// launcher's (Slurm job and step, Open MPI or PMIx job, torchrun's run), else `NCCL_COMM_ID`; letters,
@@ -146,14 +161,14 @@ pub fn share_id(
     let path = dir.join(ID_FILE);
     if env.rank == 0 {
         let id = make()?;
-        crate::io::files::private_dir(dir)?;
-        crate::io::output::write_atomic(&path, &[ID_MAGIC, &id].concat())?;
+        let folder = Arc::new(crate::io::files::private_folder(dir)?);
+        crate::io::output::write_atomic_in(&folder, ID_FILE, &[ID_MAGIC, &id].concat())?;
         return Ok(id);
     }
     let deadline = Instant::now() + timeout;
     loop {
         cancel.check()?;
-        if let Some(id) = read_id(&path)? {
+        if let Some(id) = read_id(dir)? {
             return Ok(id);
         }
         if let Some(e) = peer_failure(dir, env.rank) {
@@ -172,16 +187,21 @@ pub fn share_id(
     }
 }
 
-/// The id in `path`, `None` while the file is not there; an error when it is not an id file, or when its
-/// folder is not private to this user (anyone could have put it there).
-fn read_id(path: &Path) -> Result<Option<[u8; 128]>> {
+/// The id in the rendezvous folder `dir`, `None` while the file is not there; an error when it is not an
+/// id file, or when the folder is not private to this user (anyone could have put it there), or a link.
+fn read_id(dir: &Path) -> Result<Option<[u8; 128]>> {
+    let path = dir.join(ID_FILE);
     let len = (ID_MAGIC.len() + 128) as u64;
-    let bytes = match crate::io::files::read_bounded(path, len, "NCCL id file") {
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-        Ok(bytes) => bytes,
+    let not_found = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    let folder = match Folder::open_no_link(dir) {
+        Err(e) if not_found(&e) => return Ok(None),
+        opened => opened.at(dir)?,
     };
-    if let Some(why) = path.parent().and_then(crate::io::files::not_private) {
+    let bytes = match read_note(&folder, ID_FILE, len) {
+        Err(e) if not_found(&e) => return Ok(None),
+        read => read.at(&path)?,
+    };
+    if let Some(why) = crate::io::files::folder_not_private(&folder) {
         let message = format!("{why}: the NCCL id in it is not trusted; remove the folder and run again");
         return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::PermissionDenied, message)));
     }
@@ -191,11 +211,24 @@ fn read_id(path: &Path) -> Result<Option<[u8; 128]>> {
     }
 }
 
+/// The first `limit` bytes of the file `name` in `folder`, if it is a regular file (a link is not followed).
+fn read_note(folder: &Folder, name: &str, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = folder.open_file(name, false)?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Tell the other ranks that this one failed with `error`: a note in the rendezvous folder.
 pub fn note_failure(dir: &Path, rank: usize, error: &Error) {
     let note = format!("{}\n{error}", error.exit_code());
-    let written = crate::io::files::private_dir(dir)
-        .and_then(|()| crate::io::output::write_atomic(dir.join(format!("failed-rank-{rank}")), note.as_bytes()));
+    let written = crate::io::files::private_folder(dir).and_then(|folder| {
+        crate::io::output::write_atomic_in(&Arc::new(folder), &format!("{NOTE_PREFIX}{rank}"), note.as_bytes())
+    });
     if let Err(e) = written {
         tracing::warn!("could not tell the other ranks that this one failed: {e}");
     }
@@ -207,25 +240,14 @@ const MAX_NOTE: usize = 4096;
 /// The failure of another rank than `me` noted in `dir`, if any, as this rank's error (a folder that is
 /// not private to this user holds none that counts).
 pub fn peer_failure(dir: &Path, me: usize) -> Option<Error> {
-    if crate::io::files::not_private(dir).is_some() {
+    let folder = Folder::open_no_link(dir).ok()?;
+    if crate::io::files::folder_not_private(&folder).is_some() {
         return None;
     }
-    let entries = std::fs::read_dir(dir).ok()?;
-    let mut failed: Vec<(usize, PathBuf)> = entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let rank = name.strip_prefix("failed-rank-")?.parse::<usize>().ok()?;
-            (rank != me).then(|| (rank, e.path()))
-        })
-        .collect();
+    let mut failed: Vec<(usize, String)> = notes(&folder).into_iter().filter(|(rank, _)| *rank != me).collect();
     failed.sort();
-    let (rank, path) = failed.into_iter().next()?;
-    let mut text = Vec::new();
-    if let Ok(file) = crate::io::files::open_regular(&path) {
-        use std::io::Read;
-        let _ = file.take(MAX_NOTE as u64).read_to_end(&mut text);
-    }
+    let (rank, name) = failed.into_iter().next()?;
+    let text = read_note(&folder, &name, MAX_NOTE as u64).unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
     let (code, message) = text.split_once('\n').unwrap_or(("1", &text));
     Some(Error::Peer { rank, code: code.trim().parse().unwrap_or(1), message: message.trim().to_string() })
@@ -253,11 +275,53 @@ pub fn follow(job: &crate::job::Job, progress: &dyn crate::progress::Progress, c
     result
 }
 
-/// The run ended well: rank 0 clears the rendezvous folder.
+/// The failure notes in a rendezvous folder: each rank that left one, and the note's name.
+fn notes(folder: &Folder) -> Vec<(usize, String)> {
+    let names = folder.names().unwrap_or_default();
+    names.into_iter().filter_map(|n| Some((n.strip_prefix(NOTE_PREFIX)?.parse::<usize>().ok()?, n))).collect()
+}
+
+/// The run ended well, or (`seisimage run --gpus`) every rank has ended: the rendezvous folder goes.
 pub fn clear(dir: &Path) {
-    if let Err(e) = std::fs::remove_dir_all(dir) {
+    let removed = match (dir.parent(), dir.file_name().and_then(|n| n.to_str())) {
+        (Some(parent), Some(name)) => Folder::open(parent).and_then(|output| remove_rendezvous(&output, name)),
+        _ => Ok(()),
+    };
+    if let Err(e) = removed {
         if e.kind() != std::io::ErrorKind::NotFound {
             tracing::warn!("could not remove {}: {e}", dir.display());
+        }
+    }
+}
+
+/// Remove the rendezvous folder `name` of the output folder `output`: only a folder of this user's (not a
+/// link, which is left), and only the files in it, which are the ranks' (a folder inside is left, and the
+/// folder with it).
+fn remove_rendezvous(output: &Folder, name: &str) -> std::io::Result<()> {
+    let folder = output.subfolder(name)?;
+    if crate::io::files::folder_not_private(&folder).is_some() {
+        return Ok(());
+    }
+    for entry in folder.names()? {
+        let _ = folder.remove(&entry);
+    }
+    output.remove_dir(name)
+}
+
+/// Remove the rendezvous folders that runs which failed left in the output folder `output` (each holds a
+/// rank's failure note), but the one of run `own`: called by a run that holds the output folder's lock, so
+/// no other run is past its rendezvous there. A folder without a note (a run that is still meeting) stays.
+pub fn remove_failed(output: &Folder, own: Option<&str>) {
+    let Ok(names) = output.names() else { return };
+    for name in names.iter().filter(|n| n.starts_with(RENDEZVOUS_PREFIX)) {
+        if own.is_some_and(|id| name.strip_prefix(RENDEZVOUS_PREFIX) == Some(id)) {
+            continue;
+        }
+        let failed = output
+            .subfolder(name)
+            .is_ok_and(|f| crate::io::files::folder_not_private(&f).is_none() && !notes(&f).is_empty());
+        if failed && remove_rendezvous(output, name).is_ok() {
+            tracing::info!("removed {}, left by a run over several GPUs that failed", output.join(name).display());
         }
     }
 }
@@ -398,6 +462,61 @@ mod tests {
         std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
         assert!(share_id(&rank(0), &link, Duration::from_secs(1), &cancel, || Ok([7u8; 128])).is_err());
         assert!(!elsewhere.join(ID_FILE).exists());
+    }
+
+    /// A link at the rendezvous folder's name, even to a private folder of this user's, is never followed:
+    /// nothing is written into its target, and nothing there is read as an id or a note.
+    #[test]
+    fn a_link_at_the_rendezvous_folder_is_never_followed() {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::DirBuilder::new().mode(0o700).create(&victim).unwrap();
+        let planted_id = [ID_MAGIC, &[9u8; 128]].concat();
+        std::fs::write(victim.join(ID_FILE), &planted_id).unwrap();
+        std::fs::write(victim.join("failed-rank-0"), "1\nplanted").unwrap();
+        let link = dir.path().join(".seisimage-ranks-t");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let rank = |r| RankEnv { rank: r, world: 2, local_rank: r, launcher: "test", run_id: Some("t".into()) };
+        let cancel = CancelToken::new();
+
+        note_failure(&link, 1, &Error::Backend("no GPU".into()));
+        let e = share_id(&rank(0), &link, Duration::from_secs(1), &cancel, || Ok([7u8; 128])).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        let e = share_id(&rank(1), &link, Duration::from_secs(1), &cancel, || panic!("not rank 0")).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(peer_failure(&link, 1).is_none(), "a note behind a link is no rank's");
+        let mut names: Vec<_> = std::fs::read_dir(&victim).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert_eq!(names, ["failed-rank-0", ID_FILE], "nothing was written into the link's target");
+        assert_eq!(std::fs::read(victim.join(ID_FILE)).unwrap(), planted_id);
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    }
+
+    /// The next run that locks the output folder removes the rendezvous folders of runs that failed (a
+    /// note in them), but not its own, not one where ranks still meet, and not a link or what it leads to.
+    #[test]
+    fn the_rendezvous_folders_of_failed_runs_are_removed() {
+        use std::os::unix::fs::DirBuilderExt;
+        let out = tempfile::tempdir().unwrap();
+        let at = |id: &str| rendezvous_path(out.path(), id);
+        note_failure(&at("failed"), 1, &Error::Backend("no GPU".into()));
+        note_failure(&at("own"), 1, &Error::Backend("no GPU".into()));
+        let meeting = Arc::new(crate::io::files::private_folder(&at("meeting")).unwrap());
+        crate::io::output::write_atomic_in(&meeting, ID_FILE, &[ID_MAGIC, &[7u8; 128]].concat()).unwrap();
+        let victim = out.path().join("victim");
+        std::fs::DirBuilder::new().mode(0o700).create(&victim).unwrap();
+        std::fs::write(victim.join("failed-rank-0"), "1\nplanted").unwrap();
+        std::os::unix::fs::symlink(&victim, at("link")).unwrap();
+
+        remove_failed(&Folder::open(out.path()).unwrap(), Some("own"));
+        assert!(!at("failed").exists(), "the folder of a failed run is removed");
+        assert!(at("own").join("failed-rank-1").exists() && at("meeting").join(ID_FILE).exists());
+        assert!(std::fs::symlink_metadata(at("link")).is_ok() && victim.join("failed-rank-0").exists());
+        clear(&at("link"));
+        assert!(victim.join("failed-rank-0").exists(), "clearing never goes through a link");
+        clear(&at("own"));
+        assert!(!at("own").exists());
     }
 
     #[test]

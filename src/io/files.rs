@@ -62,8 +62,30 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
 }
 
 fn not_regular(path: &Path, meta: &Metadata) -> Error {
+    let message = format!("it is {}; seisimage reads regular files only", what_it_is(meta));
+    Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidInput, message))
+}
+
+/// Refuse to write a command's named output (`convert`, `plot`, `synth`, `bench --json`) at `path` when
+/// something other than a regular file (or a link, which the rename replaces) is there: the result is
+/// renamed onto the name, which would replace a device node, a FIFO or a socket. A job mistake (exit 2).
+pub fn check_output_file(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
+    if meta.file_type().is_file() || meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    Err(Error::Request(format!(
+        "{}: it is {}; seisimage writes its output as a new file renamed onto this name, which would replace it: \
+         name a regular file or a new one",
+        path.display(),
+        what_it_is(&meta)
+    )))
+}
+
+/// What a file that is not a regular one is, for a message.
+fn what_it_is(meta: &Metadata) -> &'static str {
     let t = meta.file_type();
-    let what = if t.is_fifo() {
+    if t.is_fifo() {
         "a FIFO (named pipe)"
     } else if t.is_char_device() {
         "a character device"
@@ -75,9 +97,7 @@ fn not_regular(path: &Path, meta: &Metadata) -> Error {
         "a folder"
     } else {
         "not a regular file"
-    };
-    let message = format!("it is {what}; seisimage reads regular files only");
-    Error::io(path, std::io::Error::new(std::io::ErrorKind::InvalidInput, message))
+    }
 }
 
 /// A path by which a library that opens files by name (HDF5) reaches exactly the file behind `file`:
@@ -119,6 +139,11 @@ impl FileId {
     pub fn of_entry(path: &Path) -> Option<FileId> {
         std::fs::symlink_metadata(path).ok().map(|m| FileId::of(&m))
     }
+
+    /// The file a `stat` call described.
+    pub fn of_stat(stat: &rustix::fs::Stat) -> FileId {
+        FileId { dev: stat.st_dev, ino: stat.st_ino }
+    }
 }
 
 /// The first of `inputs` (with what it is, "the input", "the velocity file") that writing `output` would
@@ -141,20 +166,49 @@ pub fn input_at<'a>(path: &Path, inputs: &[(&'a str, &'a Path)]) -> Option<(&'a 
 /// theirs that nobody else may write in. A folder others can write in may hold what they put there (a
 /// program for the GPU, an address to connect to), and a file there may be swapped at any time.
 pub fn not_private(dir: &Path) -> Option<String> {
-    let meta = match std::fs::metadata(dir) {
-        Ok(meta) => meta,
-        Err(e) => return Some(format!("{}: {e}", dir.display())),
-    };
+    match std::fs::metadata(dir) {
+        Ok(meta) => why_not_private(dir, meta.is_dir(), meta.uid(), meta.mode()),
+        Err(e) => Some(format!("{}: {e}", dir.display())),
+    }
+}
+
+/// [`not_private`] for a folder held open: what the open folder is, whatever its path leads to now.
+pub fn folder_not_private(folder: &crate::io::output::Folder) -> Option<String> {
+    match folder.stat() {
+        Ok(stat) => why_not_private(folder.path(), true, stat.st_uid, stat.st_mode),
+        Err(e) => Some(format!("{}: {e}", folder.path().display())),
+    }
+}
+
+fn why_not_private(dir: &Path, is_dir: bool, uid: u32, mode: u32) -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
-    if !meta.is_dir() {
+    if !is_dir {
         Some(format!("{} is not a folder", dir.display()))
-    } else if meta.uid() != me {
-        Some(format!("{} belongs to another user (uid {})", dir.display(), meta.uid()))
-    } else if meta.mode() & 0o022 != 0 {
-        Some(format!("{} is writable by others (mode {:o})", dir.display(), meta.mode() & 0o777))
+    } else if uid != me {
+        Some(format!("{} belongs to another user (uid {uid})", dir.display()))
+    } else if mode & 0o022 != 0 {
+        Some(format!("{} is writable by others (mode {:o})", dir.display(), mode & 0o777))
     } else {
         None
+    }
+}
+
+/// [`private_dir`], held open: the folder made (or found) at `dir` is opened without following a link
+/// and checked as opened, so that what is written in it next goes into the folder checked.
+pub fn private_folder(dir: &Path) -> Result<crate::io::output::Folder> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).at(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(Error::io(dir, e)),
+        _ => {}
+    }
+    let folder = crate::io::output::Folder::open_no_link(dir).at(dir)?;
+    match folder_not_private(&folder) {
+        Some(why) => Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::PermissionDenied, why))),
+        None => Ok(folder),
     }
 }
 

@@ -3,16 +3,24 @@
 //!
 //! Output folders may be shared (a project folder on a cluster), so nothing here trusts a name in them:
 //! every temporary file is created exclusively (`O_CREAT | O_EXCL`, which also refuses a link planted at
-//! the name) under a name with a random part, through the `tempfile` crate; a file is reopened only
-//! without following links and only if it is still the file created; and a final name is taken by rename,
-//! which replaces whatever entry is there rather than writing through it. The names carry the process and
-//! its host, so that a later run can tell the temporary files of a run that died from those of one still
-//! going ([`remove_stale`]).
+//! the name) under a name with a random part; a file is reopened only without following links and only if
+//! it is still the file created; and a final name is taken by rename, which replaces whatever entry is
+//! there rather than writing through it. The names carry the process and its host, so that a later run
+//! can tell the temporary files of a run that died from those of one still going ([`remove_stale`]).
+//!
+//! Nor is a folder's name trusted to keep leading to the same folder: every file is created, renamed and
+//! removed relative to its folder held open ([`Folder`]), and a run holds its output folder open from the
+//! moment it locks it ([`hold`]), so that a folder renamed and replaced by a link meanwhile does not send
+//! the run's files into the link's target.
 
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rustix::fs::{AtFlags, Mode, OFlags};
 
 use crate::error::{IoContext, Result};
 use crate::io::files::FileId;
@@ -23,10 +31,184 @@ const PARTIAL: &str = "partial";
 const REPLACED: &str = "replaced";
 /// Random characters in a hidden name.
 const RANDOM_CHARS: usize = 8;
+/// Tries at a free hidden name before giving up (each has 62^8 names to choose from).
+const NAME_TRIES: usize = 64;
+
+/// A folder held open: files in it are made, opened, renamed and removed relative to the open folder,
+/// never through its path again, so that whatever happens to the path meanwhile (the folder renamed, a
+/// link put in its place) they stay in the folder opened.
+#[derive(Debug)]
+pub struct Folder {
+    fd: OwnedFd,
+    /// Where the folder was when it was opened: for messages, and to know it again ([`hold`]).
+    path: PathBuf,
+    id: FileId,
+}
+
+impl Folder {
+    /// Open the folder at `path`, links to it followed (the user may name a folder by a link of theirs).
+    pub fn open(path: &Path) -> std::io::Result<Folder> {
+        Folder::open_with(path, OFlags::empty())
+    }
+
+    /// Open the folder at `path` if it is one, and not a link to one.
+    pub fn open_no_link(path: &Path) -> std::io::Result<Folder> {
+        Folder::open_with(path, OFlags::NOFOLLOW)
+    }
+
+    /// The folder `name` in this one, if it is one and not a link to one.
+    pub fn subfolder(&self, name: &str) -> std::io::Result<Folder> {
+        Folder::open_at(&self.fd, Path::new(name), self.join(name), OFlags::NOFOLLOW)
+    }
+
+    fn open_with(path: &Path, flags: OFlags) -> std::io::Result<Folder> {
+        let at = if path.as_os_str().is_empty() { Path::new(".") } else { path };
+        Folder::open_at(rustix::fs::CWD, at, path.to_path_buf(), flags)
+    }
+
+    fn open_at(dir: impl std::os::fd::AsFd, at: &Path, path: PathBuf, flags: OFlags) -> std::io::Result<Folder> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | flags;
+        let fd = match rustix::fs::openat(&dir, at, flags, Mode::empty()) {
+            Ok(fd) => fd,
+            // O_DIRECTORY refuses a file and, with O_NOFOLLOW, a link: say which.
+            Err(rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
+                let link = rustix::fs::statat(&dir, at, AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|s| rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Symlink);
+                let what = if link { "it is a symbolic link, not a folder" } else { "it is not a folder" };
+                return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, what));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let id = FileId::of_stat(&rustix::fs::fstat(&fd)?);
+        Ok(Folder { fd, path, id })
+    }
+
+    /// Where the folder was when it was opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The folder's owner and mode, as the open folder has them now.
+    pub fn stat(&self) -> std::io::Result<rustix::fs::Stat> {
+        Ok(rustix::fs::fstat(&self.fd)?)
+    }
+
+    /// Whether its path (links followed) still leads to this folder.
+    pub fn still_at_its_path(&self) -> bool {
+        crate::io::files::FileId::of_path(&self.path) == Some(self.id)
+    }
+
+    /// `name` in the folder, for messages.
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// A new file `name` in the folder, created exclusively with `mode` (before the umask): never through
+    /// a link, never an existing file.
+    fn create_new(&self, name: &str, mode: u32) -> std::io::Result<File> {
+        let flags = OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        Ok(File::from(rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))?))
+    }
+
+    /// The file `name` in the folder, never through a link; without waiting, so that a FIFO does not block.
+    pub fn open_file(&self, name: &str, write: bool) -> std::io::Result<File> {
+        let access = if write { OFlags::RDWR } else { OFlags::RDONLY };
+        let flags = access | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        Ok(File::from(rustix::fs::openat(&self.fd, name, flags, Mode::empty())?))
+    }
+
+    /// The entry `name` itself, a link not followed.
+    fn entry(&self, name: &str) -> std::io::Result<rustix::fs::Stat> {
+        Ok(rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW)?)
+    }
+
+    fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {
+        Ok(rustix::fs::renameat(&self.fd, from, &self.fd, to)?)
+    }
+
+    /// Remove the file (or link) `name` in the folder.
+    pub fn remove(&self, name: &str) -> std::io::Result<()> {
+        Ok(rustix::fs::unlinkat(&self.fd, name, AtFlags::empty())?)
+    }
+
+    /// Remove the empty folder `name` in the folder.
+    pub fn remove_dir(&self, name: &str) -> std::io::Result<()> {
+        Ok(rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR)?)
+    }
+
+    /// The names in the folder (but `.` and `..`).
+    pub fn names(&self) -> std::io::Result<Vec<String>> {
+        let mut dir = rustix::fs::Dir::read_from(&self.fd)?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.read() {
+            let name = entry?.file_name().to_string_lossy().into_owned();
+            if name != "." && name != ".." {
+                names.push(name);
+            }
+        }
+        Ok(names)
+    }
+}
+
+/// The folders held by this process ([`hold`]).
+static HELD: Mutex<Vec<Arc<Folder>>> = Mutex::new(Vec::new());
+
+/// A folder held open for the files written in it while this lives (see [`hold`]).
+#[derive(Debug)]
+pub struct HeldFolder(Arc<Folder>);
+
+impl HeldFolder {
+    pub fn folder(&self) -> &Folder {
+        &self.0
+    }
+}
+
+impl Drop for HeldFolder {
+    fn drop(&mut self) {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|f| !Arc::ptr_eq(f, &self.0));
+    }
+}
+
+/// Hold the folder at `path` open: while the result lives, every file this module writes under a name in
+/// `path` (`path/NAME`, as the run names its outputs) is made in the folder opened now, wherever it is
+/// moved and whatever takes its place.
+pub fn hold(path: &Path) -> std::io::Result<HeldFolder> {
+    let folder = Arc::new(Folder::open(path)?);
+    HELD.lock().unwrap_or_else(|e| e.into_inner()).push(folder.clone());
+    Ok(HeldFolder(folder))
+}
+
+/// The folder of `path`, held or opened now, and the name in it.
+fn folder_of(path: &Path) -> std::io::Result<(Arc<Folder>, String)> {
+    let name = match path.file_name() {
+        Some(name) => name.to_string_lossy().into_owned(),
+        None => return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name")),
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let held = HELD.lock().unwrap_or_else(|e| e.into_inner()).iter().rev().find(|f| f.path == dir).cloned();
+    let folder = match held {
+        Some(folder) => folder,
+        None => Arc::new(Folder::open(dir)?),
+    };
+    Ok((folder, name))
+}
+
+/// Remove the file (or link) at `path`, in its folder as held ([`hold`]) when it is.
+pub fn remove_file(path: &Path) -> std::io::Result<()> {
+    let (folder, name) = folder_of(path)?;
+    folder.remove(&name)
+}
 
 /// A file being written under a temporary name; removed on drop unless [`TempOutput::commit`] was called.
 #[derive(Debug)]
 pub struct TempOutput {
+    folder: Arc<Folder>,
+    final_name: String,
+    temp_name: String,
     final_path: PathBuf,
     temp_path: PathBuf,
     /// The file created: whatever is reopened under the temporary name must still be it.
@@ -47,9 +229,25 @@ impl TempOutput {
     }
 
     fn create_with_mode(final_path: &Path, mode: u32) -> Result<(TempOutput, File)> {
-        let (file, temp_path) = hidden_file(final_path, PARTIAL, mode).at(final_path)?;
-        let id = FileId::of(&file.metadata().at(final_path)?);
-        Ok((TempOutput { final_path: final_path.to_path_buf(), temp_path, id, committed: false }, file))
+        let (folder, final_name) = folder_of(final_path).at(final_path)?;
+        Self::create_in(folder, final_name, final_path.to_path_buf(), mode)
+    }
+
+    /// [`TempOutput::create`] for the file `name` in `folder`, whatever its path leads to now.
+    pub fn create_in_folder(folder: &Arc<Folder>, name: &str, mode: u32) -> Result<(TempOutput, File)> {
+        Self::create_in(folder.clone(), name.to_string(), folder.join(name), mode)
+    }
+
+    fn create_in(
+        folder: Arc<Folder>,
+        final_name: String,
+        final_path: PathBuf,
+        mode: u32,
+    ) -> Result<(TempOutput, File)> {
+        let (file, temp_name) = hidden_file(&folder, &final_name, PARTIAL, mode).at(&final_path)?;
+        let id = FileId::of(&file.metadata().at(&final_path)?);
+        let temp_path = folder.join(&temp_name);
+        Ok((TempOutput { folder, final_name, temp_name, final_path, temp_path, id, committed: false }, file))
     }
 
     /// Where the file is written now.
@@ -74,11 +272,7 @@ impl TempOutput {
     }
 
     fn reopen_with(&self, write: bool) -> std::io::Result<File> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(write)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&self.temp_path)?;
+        let file = self.folder.open_file(&self.temp_name, write)?;
         if FileId::of(&file.metadata()?) != self.id {
             return Err(std::io::Error::other(format!(
                 "{} was replaced by another file while it was written",
@@ -91,7 +285,7 @@ impl TempOutput {
     /// Flush the temporary file to disk and move it to its final name.
     pub fn commit(self) -> Result<PathBuf> {
         self.reopen().and_then(|f| f.sync_all()).at(&self.final_path)?;
-        self.into_place(None)
+        self.into_place(None).map(|placed| placed.path)
     }
 
     /// [`TempOutput::commit`], measuring the file: its size and SHA-256, read back while the disk writes it.
@@ -111,33 +305,49 @@ impl TempOutput {
 
     /// Move the (flushed) temporary file to its final name. With `replaced`, a file already there is first
     /// moved aside into it, so that the rename does not wait for the file system to free that file.
-    fn into_place(mut self, replaced: Option<&mut Replaced>) -> Result<PathBuf> {
-        if FileId::of_entry(&self.temp_path) != Some(self.id) {
+    fn into_place(mut self, replaced: Option<&mut Replaced>) -> Result<Placed> {
+        let folder = &self.folder;
+        if folder.entry(&self.temp_name).ok().map(|s| FileId::of_stat(&s)) != Some(self.id) {
             let message = format!("{} was replaced by another file before it was committed", self.temp_path.display());
             return Err(std::io::Error::other(message)).at(&self.final_path);
         }
+        use rustix::fs::FileType;
+        let there = folder.entry(&self.final_name).ok().map(|s| FileType::from_raw_mode(s.st_mode));
+        // A rename replaces whatever entry has the name: never a device node, a FIFO or a socket.
+        if there.is_some_and(|t| ![FileType::RegularFile, FileType::Symlink, FileType::Directory].contains(&t)) {
+            let message = "it is not a regular file (a device, a FIFO or a socket): it is not replaced";
+            return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, message)).at(&self.final_path);
+        }
         let mut aside = None;
-        if replaced.is_some() && std::fs::symlink_metadata(&self.final_path).is_ok_and(|m| !m.is_dir()) {
-            match move_aside(&self.final_path) {
-                Ok(path) => aside = Some(path),
+        if replaced.is_some() && there.is_some_and(|t| t != FileType::Directory) {
+            match move_aside(folder, &self.final_name) {
+                Ok(name) => aside = Some(name),
                 // Gone since: another writer of the name moved it; there is nothing to move aside.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e).at(&self.final_path),
             }
         }
-        if let Err(e) = std::fs::rename(&self.temp_path, &self.final_path) {
+        if let Err(e) = folder.rename(&self.temp_name, &self.final_name) {
             // The name could not be taken: the earlier file goes back under it, as if never moved.
-            if let Some(path) = aside {
-                let _ = std::fs::rename(path, &self.final_path);
+            if let Some(name) = aside {
+                let _ = folder.rename(&name, &self.final_name);
             }
             return Err(e).at(&self.final_path);
         }
         if let Some(replaced) = replaced {
-            replaced.0.extend(aside);
+            replaced.0.extend(aside.map(|name| (folder.clone(), name)));
         }
         self.committed = true;
-        Ok(std::mem::take(&mut self.final_path))
+        let path = std::mem::take(&mut self.final_path);
+        Ok(Placed { folder: folder.clone(), name: std::mem::take(&mut self.final_name), path })
     }
+}
+
+/// A file moved to its final name.
+struct Placed {
+    folder: Arc<Folder>,
+    name: String,
+    path: PathBuf,
 }
 
 /// The part of a hidden name that says which process on which host made it: `PID-HOST`, the host as the
@@ -169,42 +379,54 @@ fn host_tag() -> String {
     hex(&Sha256::digest(&name[..len])[..4])
 }
 
-/// `.NAME.TAG-PID-HOST-`: the start of a hidden name next to `path`.
-fn hidden_prefix(path: &Path, tag: &str) -> String {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+/// `.NAME.TAG-PID-HOST-`: the start of a hidden name for the file `name`.
+fn hidden_prefix(name: &str, tag: &str) -> String {
     format!(".{name}.{tag}-{}-", owner_tag())
 }
 
-/// A new file next to `path` under a hidden name of its own (`.NAME.TAG-PID-HOST-RANDOM`), created
-/// exclusively with `mode` (before the umask).
-fn hidden_file(path: &Path, tag: &str, mode: u32) -> std::io::Result<(File, PathBuf)> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let (file, temp) = tempfile::Builder::new()
-        .prefix(&hidden_prefix(path, tag))
-        .rand_bytes(RANDOM_CHARS)
-        .permissions(std::fs::Permissions::from_mode(mode))
-        .tempfile_in(dir)?
-        .into_parts();
-    let temp = temp.keep().map_err(|e| e.error)?;
-    Ok((file, temp))
+/// A hidden name for the file `name` that is not yet taken in `folder` (`.NAME.TAG-PID-HOST-RANDOM`), as
+/// `take` finds: it takes the name it is given, or says `AlreadyExists`.
+fn hidden_name_for<T>(
+    folder: &Folder,
+    name: &str,
+    tag: &str,
+    mut take: impl FnMut(&str) -> std::io::Result<T>,
+) -> std::io::Result<(T, String)> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let prefix = hidden_prefix(name, tag);
+    for _ in 0..NAME_TRIES {
+        let mut random = [0u8; RANDOM_CHARS];
+        rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty())?;
+        let hidden: String =
+            prefix.chars().chain(random.iter().map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)).collect();
+        match take(&hidden) {
+            Ok(taken) => return Ok((taken, hidden)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let message = format!("no free hidden name for {} after {NAME_TRIES} tries", folder.join(name).display());
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, message))
 }
 
-/// Move the file at `path` aside to a hidden name of its own (`.NAME.replaced-PID-HOST-RANDOM`), and
-/// return that name.
-fn move_aside(path: &Path) -> std::io::Result<PathBuf> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+/// A new file for `name` in `folder` under a hidden name of its own (`.NAME.TAG-PID-HOST-RANDOM`), created
+/// exclusively with `mode` (before the umask).
+fn hidden_file(folder: &Folder, name: &str, tag: &str, mode: u32) -> std::io::Result<(File, String)> {
+    hidden_name_for(folder, name, tag, |hidden| folder.create_new(hidden, mode))
+}
+
+/// Move the file `name` in `folder` aside to a hidden name of its own (`.NAME.replaced-PID-HOST-RANDOM`),
+/// and return that name.
+fn move_aside(folder: &Folder, name: &str) -> std::io::Result<String> {
+    // The random part makes the name one nobody has taken; a rename would replace it if someone had.
+    let free = |hidden: &str| match folder.entry(hidden) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Ok(_) => Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists)),
+        Err(e) => Err(e),
     };
-    let moved = tempfile::Builder::new()
-        .prefix(&hidden_prefix(path, REPLACED))
-        .rand_bytes(RANDOM_CHARS)
-        .make_in(dir, |aside| std::fs::rename(path, aside))?;
-    let (_, aside) = moved.into_parts();
-    aside.keep().map_err(|e| e.error)
+    let ((), hidden) = hidden_name_for(folder, name, REPLACED, free)?;
+    folder.rename(name, &hidden)?;
+    Ok(hidden)
 }
 
 /// Remove the hidden files that runs of seisimage on this host left in `dir` when they were killed
@@ -300,12 +522,12 @@ fn process_runs(pid: i32) -> bool {
 /// empty folder. A caller with nothing left to wait for drops this once its own outputs are complete.
 #[must_use = "dropping it removes the replaced files at once"]
 #[derive(Debug, Default)]
-pub struct Replaced(Vec<PathBuf>);
+pub struct Replaced(Vec<(Arc<Folder>, String)>);
 
 impl Drop for Replaced {
     fn drop(&mut self) {
-        for path in &self.0 {
-            let _ = std::fs::remove_file(path);
+        for (folder, name) in &self.0 {
+            let _ = folder.remove(name);
         }
     }
 }
@@ -351,20 +573,20 @@ pub fn commit_together_replacing(files: Vec<SealedOutput>) -> Result<(Vec<(PathB
     let t = std::time::Instant::now();
     files.par_iter().try_for_each(|s| s.out.reopen().and_then(|f| f.sync_all()).at(s.final_path()))?;
     tracing::trace!("{} file(s) flushed to disk in {:.1} ms", files.len(), t.elapsed().as_secs_f64() * 1e3);
-    let mut done: Vec<(PathBuf, FileDigest)> = Vec::with_capacity(files.len());
+    let mut done: Vec<(Placed, FileDigest)> = Vec::with_capacity(files.len());
     let mut replaced = Replaced::default();
     for SealedOutput { out, digest } in files {
         match out.into_place(Some(&mut replaced)) {
-            Ok(path) => done.push((path, digest)),
+            Ok(placed) => done.push((placed, digest)),
             Err(e) => {
-                for (path, _) in &done {
-                    let _ = std::fs::remove_file(path);
+                for (placed, _) in &done {
+                    let _ = placed.folder.remove(&placed.name);
                 }
                 return Err(e);
             }
         }
     }
-    Ok((done, replaced))
+    Ok((done.into_iter().map(|(placed, digest)| (placed.path, digest)).collect(), replaced))
 }
 
 /// Ask the kernel to start writing `file`'s pages to disk now, without waiting, so that a later `fsync` finds
@@ -410,7 +632,7 @@ impl FileDigest {
 impl Drop for TempOutput {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = std::fs::remove_file(&self.temp_path);
+            let _ = self.folder.remove(&self.temp_name);
         }
     }
 }
@@ -435,6 +657,13 @@ fn written(path: impl AsRef<Path>, bytes: &[u8]) -> Result<TempOutput> {
     let (out, mut f) = TempOutput::create(path)?;
     f.write_all(bytes).at(out.final_path())?;
     Ok(out)
+}
+
+/// [`write_atomic`] for the file `name` in `folder` held open, only its owner may read and write (0600).
+pub fn write_atomic_in(folder: &Arc<Folder>, name: &str, bytes: &[u8]) -> Result<PathBuf> {
+    let (out, mut f) = TempOutput::create_in_folder(folder, name, 0o600)?;
+    f.write_all(bytes).at(out.final_path())?;
+    out.commit()
 }
 
 /// [`write_atomic`] for a file only its owner may read and write (0600).
@@ -710,6 +939,45 @@ mod tests {
             Some(HiddenName { target: "inline_3.png", pid: 4242, host: None }),
             "the names of earlier versions say no host"
         );
+    }
+
+    /// A held folder renamed and replaced by a link to another: the file being written, files written after,
+    /// and a group that replaces an earlier file all land in the folder held, none in the link's target.
+    #[test]
+    fn files_go_into_the_held_folder_whatever_its_path_leads_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, moved, elsewhere) = (dir.path().join("out"), dir.path().join("moved"), dir.path().join("elsewhere"));
+        std::fs::create_dir(&out).unwrap();
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(out.join("b.png"), b"earlier").unwrap();
+        let listing = |d: &Path| {
+            let mut names: Vec<String> =
+                std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+            names.sort();
+            names
+        };
+        let held = hold(&out).unwrap();
+        let (early, mut f) = TempOutput::create(out.join("a.npy")).unwrap();
+        f.write_all(b"a").unwrap();
+        std::fs::rename(&out, &moved).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &out).unwrap();
+        assert!(!held.folder().still_at_its_path());
+
+        early.commit().unwrap();
+        let (done, replaced) =
+            commit_together_replacing(vec![write_sealed(out.join("b.png"), b"new").unwrap()]).unwrap();
+        assert_eq!(done[0].0, out.join("b.png"), "named as the caller named it");
+        drop(replaced);
+        write_atomic(out.join("manifest.json"), b"{}").unwrap();
+        drop(TempOutput::create(out.join("c.h5")).unwrap());
+        assert_eq!(listing(&elsewhere), Vec::<String>::new());
+        assert_eq!(listing(&moved), ["a.npy", "b.png", "manifest.json"]);
+        assert_eq!(std::fs::read(moved.join("b.png")).unwrap(), b"new");
+
+        // Let go, the path is taken as it leads now.
+        drop(held);
+        write_atomic(out.join("d.txt"), b"d").unwrap();
+        assert_eq!(listing(&elsewhere), ["d.txt"]);
     }
 
     #[test]

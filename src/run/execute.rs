@@ -86,7 +86,11 @@ pub fn execute_on(
         let written = migrated.and_then(|()| writer.finish(ctx.progress, panels.pictures(&target)?));
         (written, kept, release)
     });
-    let finished = written.and_then(|written| complete(p, written, choice, started, ctx, warnings));
+    // The products are still under their temporary names, in the folder locked for the run: they take
+    // their names only if the job's output folder is still that folder.
+    let finished = written
+        .and_then(|written| folder.check_in_place().map(|()| written))
+        .and_then(|written| complete(p, written, choice, started, ctx, warnings));
     // The folder stays locked until the manifest is written (or the run failed).
     drop(folder);
     // Wait for the engine's release, error or not, so that a process never exits while the driver is

@@ -22,10 +22,16 @@
 //! migration starts: a folder without one is not a finished run.
 //! The manifest read here is a file anyone may have written: only plain names of files in the folder are
 //! taken from it, and only its file records are kept in memory.
+//!
+//! The folder is held open from before its lock is taken ([`crate::io::output::hold`]): every product, the
+//! page and the manifest are made and renamed in the folder the run locked, even if its path comes to lead
+//! elsewhere (the folder renamed and a link put in its place), and such a run fails before its products take
+//! their names ([`OutputFolder::check_in_place`]).
 
 use std::path::{Component, Path};
 
 use crate::error::{Error, Result};
+use crate::io::output::{Folder, HeldFolder};
 use crate::job::{Existing, Job, OutputConfig};
 use crate::products::{ProductSpec, INDEX_PAGE};
 
@@ -36,10 +42,12 @@ use super::manifest::MANIFEST;
 /// A manifest larger than this is not read for the files it lists.
 const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 
-/// The output folder of a run, locked for it until dropped.
+/// The output folder of a run, locked for it and held open until dropped.
 #[derive(Debug)]
 pub struct OutputFolder {
+    // Dropped in this order: the lock is removed from the folder while it is still held.
     _lock: FolderLock,
+    held: HeldFolder,
 }
 
 impl OutputFolder {
@@ -63,6 +71,7 @@ impl OutputFolder {
             )));
         }
         std::fs::create_dir_all(dir).map_err(cannot_write)?;
+        let held = crate::io::output::hold(dir).map_err(cannot_write)?;
         let lock = match FolderLock::acquire(dir) {
             Ok((lock, took_over)) => {
                 warnings.extend(took_over);
@@ -71,8 +80,13 @@ impl OutputFolder {
             Err(LockError::Create(e)) => return Err(cannot_write(e)),
             Err(LockError::Refused(e)) => return Err(e),
         };
+        let folder = OutputFolder { _lock: lock, held };
+        // The lock was taken by the folder's path: in the folder held, or the run stops here.
+        folder.check_in_place()?;
         // Held now: the temporary files of runs on this host that died here can go.
         crate::io::output::remove_stale(dir);
+        let own_run = crate::distributed::ranks::RankEnv::from_env().ok().flatten().and_then(|env| env.run_id);
+        crate::distributed::ranks::remove_failed(folder.held.folder(), own_run.as_deref());
         let keep = (job.config.output.keep_free_gb * 1e9) as u64;
         if let Some(free) = free_bytes(dir) {
             check_free_space(dir, free, needed_bytes, keep)?;
@@ -83,13 +97,23 @@ impl OutputFolder {
         }
         let clearing = Clearing::of(dir, existing, &written_names(&job.config.output, products), inputs);
         warnings.extend(clearing.warnings(existing));
-        clearing.apply(dir)?;
+        let held = folder.held.folder();
+        clearing.apply(held)?;
         // A manifest left from an earlier run would vouch for products this run is about to replace.
-        match std::fs::remove_file(dir.join(MANIFEST)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(dir.join(MANIFEST), e)),
-            _ => {}
+        remove_file_named(held, MANIFEST)?;
+        Ok(folder)
+    }
+
+    /// Fail when the output folder's path no longer leads to the folder the run locked (it was moved, or
+    /// something else put in its place): the products would not be where the job says.
+    pub fn check_in_place(&self) -> Result<()> {
+        let folder = self.held.folder();
+        if folder.still_at_its_path() {
+            return Ok(());
         }
-        Ok(OutputFolder { _lock: lock })
+        let message = "the output folder was moved, or replaced by something else, while the run used it: its \
+                       products were discarded, and nothing was put at this path";
+        Err(Error::io(folder.path(), std::io::Error::other(message)))
     }
 }
 
@@ -220,9 +244,9 @@ impl Clearing {
         }
     }
 
-    /// Remove the files of [`Clearing::remove`] from `dir`.
-    fn apply(&self, dir: &Path) -> Result<()> {
-        self.remove.iter().try_for_each(|name| remove_file_named(dir, name))
+    /// Remove the files of [`Clearing::remove`] from the folder the run holds.
+    fn apply(&self, folder: &Folder) -> Result<()> {
+        self.remove.iter().try_for_each(|name| remove_file_named(folder, name))
     }
 
     /// The files kept, as warnings: a few by name, then how many more.
@@ -332,14 +356,12 @@ fn plain_name(name: &str) -> bool {
         && name != MANIFEST
 }
 
-/// Remove `dir/name` if it is a file or a link (never a folder); a file already gone is fine.
-fn remove_file_named(dir: &Path, name: &str) -> Result<()> {
-    let path = dir.join(name);
-    match std::fs::symlink_metadata(&path) {
-        Ok(m) if !m.is_dir() => match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),
-            _ => Ok(()),
-        },
+/// Remove `name` from the folder the run holds if it is a file or a link (never a folder); a file already
+/// gone is fine.
+fn remove_file_named(folder: &Folder, name: &str) -> Result<()> {
+    use std::io::ErrorKind::{IsADirectory, NotFound};
+    match folder.remove(name) {
+        Err(e) if !matches!(e.kind(), NotFound | IsADirectory) => Err(Error::io(folder.join(name), e)),
         _ => Ok(()),
     }
 }

@@ -165,7 +165,8 @@ impl FolderLock {
 
 impl Drop for FolderLock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        // From the folder the run holds: not through whatever its path leads to by now.
+        let _ = crate::io::output::remove_file(&self.path);
     }
 }
 

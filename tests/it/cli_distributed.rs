@@ -329,6 +329,41 @@ fn ranks_without_sense_or_nccl_are_refused_clearly() {
     }
 }
 
+/// A link planted at a run's rendezvous folder, to a private folder of the user's, is not written through
+/// by a rank that fails; the rendezvous folder a failed run leaves is removed by the next run in the folder.
+#[test]
+fn a_failing_rank_writes_nothing_through_a_link_and_its_folder_goes_with_the_next_run() {
+    use std::os::unix::fs::DirBuilderExt;
+    if std::env::var("SEISIMAGE_GPU_TESTS").as_deref() == Ok("1") {
+        eprintln!("skipped: the rank must fail for want of a GPU or NCCL, which this machine has");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out) = setup(dir.path(), IMAGING, "ranks", "cuda");
+    let job_s = job.to_str().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::DirBuilder::new().mode(0o700).create(&victim).unwrap();
+    std::fs::create_dir(&out).unwrap();
+    let rendezvous = out.join(".seisimage-ranks-t");
+    std::os::unix::fs::symlink(&victim, &rendezvous).unwrap();
+    let rank_1 = || {
+        run_command(
+            seisimage().args(["run", job_s]).env("RANK", "1").env("WORLD_SIZE", "2").env("SEISIMAGE_RUN_ID", "t"),
+        )
+    };
+    let failed = rank_1();
+    assert_eq!(failed.code(), Some(1), "{failed:?}");
+    assert_eq!(names(&victim), Vec::<String>::new(), "a note was written through the link: {failed:?}");
+    assert!(std::fs::symlink_metadata(&rendezvous).unwrap().file_type().is_symlink());
+
+    std::fs::remove_file(&rendezvous).unwrap();
+    assert_eq!(rank_1().code(), Some(1));
+    assert!(rendezvous.join("failed-rank-1").is_file(), "the failed rank tells the others");
+    let o = run(&["--quiet", "run", job_s, "--backend", "cpu"]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(!rendezvous.exists(), "the folder of the failed run stays: {:?}", names(&out));
+}
+
 /// Start ranks `which` of a run of `world` ranks of `job`, sharing this machine's one GPU as emulated hosts,
 /// as NCCL allows with a host id per rank and sockets on the loopback interface. `extra(rank)` adds
 /// arguments to a rank.

@@ -289,3 +289,59 @@ fn convert_keeps_the_text_header_cdp_numbers_and_coordinates() {
     }
     assert!(moved > 0, "the test needs CDP numbers that differ from a renumbering");
 }
+
+/// `convert`, `plot` and `synth` rename their result onto the output's name: one that is not a regular
+/// file there (a FIFO, a folder, and, as root, a device node of the test's own) is refused with exit 2
+/// naming it and what it is, and is left as it was.
+#[test]
+fn outputs_that_are_not_regular_files_are_refused_and_left_alone() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.sgy");
+    let m = model(6, 5, 40);
+    crate::cli_common::write_segy(&input, &m, &samples(&m));
+    let make = |folder: &str, name: &str, kind: &str| -> Option<PathBuf> {
+        let path = dir.path().join(folder).join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: valid NUL-terminated paths; mknod makes a node of the test's own (1, 3: what /dev/null is).
+        let made = match kind {
+            "fifo" => (unsafe { libc::mkfifo(c.as_ptr(), 0o600) }) == 0,
+            "folder" => std::fs::create_dir(&path).is_ok(),
+            _ => (unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) }) == 0,
+        };
+        made.then_some(path)
+    };
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!("device nodes skipped: making one needs root");
+    }
+    let kinds: &[(&str, &str)] = if root {
+        &[("fifo", "a FIFO"), ("folder", "a folder"), ("device", "a character device")]
+    } else {
+        &[("fifo", "a FIFO"), ("folder", "a folder")]
+    };
+    for (kind, what) in kinds {
+        for command in ["convert", "plot", "synth"] {
+            let name = if command == "plot" { "out.png" } else { "out.sgy" };
+            let node = make(&format!("{command}-{kind}"), name, kind).unwrap_or_else(|| panic!("cannot make {kind}"));
+            let before = std::fs::symlink_metadata(&node).unwrap();
+            let (i, o) = (input.to_str().unwrap(), node.to_str().unwrap());
+            let args: Vec<&str> = match command {
+                "convert" => vec!["convert", i, o],
+                "plot" => vec!["plot", i, "--inline", "3", "-o", o],
+                _ => vec!["synth", o, "--size", "4x4x20"],
+            };
+            let out = run(&args);
+            assert_eq!(out.code(), Some(2), "{command} onto {what}: {out:?}");
+            assert!(out.stderr.contains(o) && out.stderr.contains(&format!("it is {what}")), "{out:?}");
+            let after = std::fs::symlink_metadata(&node).unwrap();
+            assert_eq!((after.ino(), after.rdev()), (before.ino(), before.rdev()), "{command} replaced {what}");
+            let t = after.file_type();
+            assert!(t.is_fifo() || t.is_dir() || t.is_char_device(), "{command}: {what} is now {t:?}");
+            let left: Vec<_> = std::fs::read_dir(node.parent().unwrap()).unwrap().collect();
+            assert_eq!(left.len(), 1, "{command} left files beside {what}");
+        }
+    }
+}

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::cli_common::{
-    job_text, model, names, partial_files, run, run_command, samples, seisimage, write_job, write_segy,
+    job_text, model, names, partial_files, run, run_command, samples, seisimage, write_job, write_segy, Running,
 };
 use seisimage::run::check_free_space;
 
@@ -183,6 +183,34 @@ fn a_lock_that_cannot_be_written_is_not_left_behind() {
     assert_eq!(o.code(), Some(0), "{o:?}");
     assert!(o.stderr.contains("took over a lock of 0 bytes"), "{o:?}");
     assert!(!out.join(".seisimage.lock").exists());
+}
+
+/// The output folder renamed and replaced by a link while the run migrates: nothing is written into the
+/// link's target; the run, which holds the folder it locked, fails (exit 1) naming the folder, and its
+/// products are not put in place anywhere.
+#[test]
+fn an_output_folder_swapped_for_a_link_during_the_run_gets_nothing_written_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let job = slow_job(dir.path(), &out, "crosslines = [24]\nindex = true");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let mut p = Running::start(seisimage().args(["--progress-interval", "0", "run"]).arg(&job));
+    // The folder is locked and held before the migration starts; the swap is made while the run is stopped,
+    // at its first step of the depth loop, long before its products are written.
+    p.wait_for("phase shift:", Duration::from_secs(60));
+    p.signal(libc::SIGSTOP);
+    let moved = dir.path().join("moved");
+    std::fs::rename(&out, &moved).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &out).unwrap();
+    p.signal(libc::SIGCONT);
+    let (status, log) = p.finish(Duration::from_secs(120));
+
+    assert_eq!(names(&elsewhere), Vec::<String>::new(), "{log}");
+    assert_eq!(status.code(), Some(1), "{log}");
+    assert!(log.contains("the output folder was moved, or replaced by something else"), "{log}");
+    assert!(log.contains(&out.display().to_string()), "{log}");
+    assert_eq!(names(&moved), Vec::<String>::new(), "no product, no manifest, no temporary file: {log}");
 }
 
 #[test]
