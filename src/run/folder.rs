@@ -295,14 +295,16 @@ impl ListedFile {
         struct Product {
             files: Vec<ListedFile>,
         }
+        let unreadable =
+            |e: &dyn std::fmt::Display| format!("it is not a manifest seisimage can read ({e}), so they stay");
         // A regular file only (a FIFO planted under the name would wait forever), read within its bound.
         let file = match crate::io::files::open_regular(path) {
             Ok(f) => f,
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(Error::Io { source, .. }) => return Err(format!("it cannot be read ({source})")),
-            Err(e) => return Err(format!("it cannot be read ({e})")),
+            Err(Error::Io { source, .. }) => return Err(unreadable(&source)),
+            Err(e) => return Err(unreadable(&e)),
         };
-        let meta = file.metadata().map_err(|e| format!("it cannot be read ({e})"))?;
+        let meta = file.metadata().map_err(|e| unreadable(&e))?;
         let me = rustix::process::geteuid().as_raw();
         if meta.uid() != me {
             return Err(format!("it belongs to another user (uid {}), so they stay", meta.uid()));
@@ -312,8 +314,7 @@ impl ListedFile {
         }
         // Only the file records are kept from the document, so that its memory is bounded by them.
         let reader = std::io::BufReader::new(file.take(MAX_MANIFEST_BYTES));
-        let listing: Listing = serde_json::from_reader(reader)
-            .map_err(|e| format!("it is not a manifest seisimage can read ({e}), so they stay"))?;
+        let listing: Listing = serde_json::from_reader(reader).map_err(|e| unreadable(&e))?;
         Ok(listing.products.into_iter().flat_map(|p| p.files).collect())
     }
 

@@ -57,17 +57,36 @@ fn an_attribute_window_longer_than_the_trace_takes_the_whole_trace() {
     }
 }
 
-/// Threads that cannot be started (here their stacks do not fit the address space, as with `ulimit -u`
-/// the kernel refuses them) are an error that names the limits, not a panic of the thread pool.
+/// Threads that cannot be started (`ulimit -u`: the kernel refuses a user more processes and threads than
+/// its limit) are an error that names the limit, not a panic of the thread pool. The limit does not hold
+/// for root, so as root the command runs as nobody (uid 65534).
 #[test]
 fn threads_that_cannot_be_started_are_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let input = input(dir.path());
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let as_nobody = rustix::process::geteuid().is_root();
     let mut cmd = seisimage();
-    cmd.args(["info", input.to_str().unwrap()]).env("RAYON_NUM_THREADS", "1024").env("MALLOC_ARENA_MAX", "2");
-    let o = run_within_address_space(&mut cmd, 512 << 20);
+    cmd.args(["info", input.to_str().unwrap()]).env("RAYON_NUM_THREADS", "64");
+    // SAFETY: only setrlimit, setgroups, setgid and setuid, which are async-signal-safe, run between fork
+    // and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let one = libc::rlimit { rlim_cur: 1, rlim_max: 1 };
+            let refused = libc::setrlimit(libc::RLIMIT_NPROC, &one) != 0
+                || (as_nobody
+                    && (libc::setgroups(0, std::ptr::null()) != 0
+                        || libc::setgid(65534) != 0
+                        || libc::setuid(65534) != 0));
+            match refused {
+                true => Err(std::io::Error::last_os_error()),
+                false => Ok(()),
+            }
+        });
+    }
+    let o = run_command(&mut cmd);
     assert_eq!(o.code(), Some(1), "{o:?}");
-    assert!(o.stderr.contains("cannot start 1024 threads") && o.stderr.contains("ulimit -u"), "{o:?}");
+    assert!(o.stderr.contains("cannot start 64 threads") && o.stderr.contains("ulimit -u"), "{o:?}");
 }
 
 /// `RAYON_NUM_THREADS` is bounded like `compute.threads` (1024): a hundred thousand threads did not start

@@ -196,6 +196,19 @@ fn manifest_listing(dir: &Path, names: &[&str]) -> String {
     serde_json::json!({"schema": "seisimage-manifest/1", "products": [{"kind": "inline", "files": files}]}).to_string()
 }
 
+/// A job writing into `out` that reads an input and a v(t) table kept in `out` under the names given, both
+/// written here; `output` is the body of `[output]` after its `dir`.
+fn job_reading_files_in(out: &Path, input: &str, velocity: &str, output: &str) -> String {
+    let m = model(20, 16, 150);
+    let (input, velocity) = (out.join(input), out.join(velocity));
+    write_segy(&input, &m, &samples(&m));
+    std::fs::write(&velocity, "0 2000\n1000 2000\n").unwrap();
+    job_text(&input, out, "dz = 10.0\nnz = 30", output).replace(
+        "kind = \"constant\"\nvelocity = 2000.0",
+        &format!("kind = \"table\"\npath = {velocity:?}\ndomain = \"time\""),
+    )
+}
+
 /// Run 1 writes a region in time; run 2 migrates that region again, into the same folder. The region is
 /// run 2's input, listed by run 1's manifest as one of its products: `replace` must not take it, and says
 /// that it leaves it.
@@ -233,16 +246,8 @@ fn a_planted_manifest_cannot_name_what_replace_removes() {
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     // Everything inside the output folder, where a manifest's plain names reach.
-    let m = model(20, 16, 150);
-    let input = out.join("survey.sgy");
-    write_segy(&input, &m, &samples(&m));
-    let velocity = out.join("vel.txt");
-    std::fs::write(&velocity, "0 2000\n1000 2000\n").unwrap();
+    let text = job_reading_files_in(&out, "survey.sgy", "vel.txt", "inlines = [5]");
     std::fs::write(out.join("notes.txt"), b"field notes").unwrap();
-    let text = job_text(&input, &out, "dz = 10.0\nnz = 30", "inlines = [5]").replace(
-        "kind = \"constant\"\nvelocity = 2000.0",
-        &format!("kind = \"table\"\npath = {velocity:?}\ndomain = \"time\""),
-    );
     let job = write_job(&out.join("job.toml"), &text);
     let listed = ["survey.sgy", "vel.txt", "job.toml", "notes.txt"];
     let kept = |o: &Outcome| {
@@ -284,16 +289,9 @@ fn clean_never_removes_inputs_named_like_products() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
-    let m = model(20, 16, 150);
-    let input = out.join("inline_7.sgy");
-    write_segy(&input, &m, &samples(&m));
-    let velocity = out.join("roi_vel.json");
-    std::fs::write(&velocity, "0 2000\n1000 2000\n").unwrap();
+    let text = job_reading_files_in(&out, "inline_7.sgy", "roi_vel.json", "inlines = [5]\nexisting = \"clean\"");
+    let (input, velocity) = (out.join("inline_7.sgy"), out.join("roi_vel.json"));
     std::fs::write(out.join("inline_3.png"), b"old").unwrap();
-    let text = job_text(&input, &out, "dz = 10.0\nnz = 30", "inlines = [5]\nexisting = \"clean\"").replace(
-        "kind = \"constant\"\nvelocity = 2000.0",
-        &format!("kind = \"table\"\npath = {velocity:?}\ndomain = \"time\""),
-    );
     let job = write_job(&dir.path().join("job.toml"), &text);
     let v = run(&["validate", job.to_str().unwrap()]);
     assert_eq!(v.code(), Some(0), "{v:?}");
