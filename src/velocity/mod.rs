@@ -11,7 +11,8 @@
 //!    RMS velocities, the layers between the picks for average ones, the integral of `v dt / 2` for time);
 //! 4. [`lateral`]: cubes cut and mixed onto the seismic's traces, functions at locations interpolated
 //!    between them;
-//! 5. [`sanity`]: values a rock cannot have are refused with the unit they were probably meant in.
+//! 5. [`sanity`]: values a rock cannot have, and times the record cannot hold, are refused with the unit
+//!    they were probably meant in.
 //!
 //! The result is a [`VelocityModel`] ([`model`]): true interval velocities in m/s against depth in m, the
 //! same for every form, so that the plan and the engines never see how the model was given. Its
@@ -75,13 +76,22 @@ impl VelocitySpec {
             Kind::Constant => self.load_constant(),
             Kind::Table => {
                 let (function, steps) = match &self.path {
-                    None => self.inline_function(
-                        "velocity",
-                        self.depths.as_ref(),
-                        self.times.as_ref(),
-                        self.velocities.as_deref(),
-                    )?,
-                    Some(path) => self.text_table(path)?,
+                    None => {
+                        if let Some(times) = &self.times {
+                            self.check_record(&[times], seismic).map_err(|(_, i, m)| {
+                                let unit = self.time_unit.unwrap_or_default().name();
+                                let at = format!("velocity.times, pick {} ({} {unit})", i + 1, times[i]);
+                                Error::at_key("velocity.time_unit", format!("{at}: {m}")).or_key("velocity.times")
+                            })?;
+                        }
+                        self.inline_function(
+                            "velocity",
+                            self.depths.as_ref(),
+                            self.times.as_ref(),
+                            self.velocities.as_deref(),
+                        )?
+                    }
+                    Some(path) => self.text_table(path, seismic)?,
                 };
                 let provenance = Provenance {
                     steps: steps.into_iter().chain([describe_table(&function)]).collect(),
@@ -153,19 +163,47 @@ impl VelocitySpec {
     }
 
     /// A two-column text file.
-    fn text_table(&self, path: &Path) -> Result<(Converted, Vec<String>)> {
+    fn text_table(&self, path: &Path, seismic: &Geometry) -> Result<(Converted, Vec<String>)> {
         let blame = |m: String| Error::at_key("velocity.path", m);
         let rows = text::read_rows(path, 2, "time or depth, velocity").map_err(blame)?;
         let at: Vec<f64> = rows.iter().map(|r| r.values[0]).collect();
         let velocities: Vec<f64> = rows.iter().map(|r| r.values[1]).collect();
         let reading = self.reading(self.domain.expect("checked: a text file has a domain"));
         let unit = reading.vertical_unit();
+        if reading.domain == VerticalDomain::Time {
+            self.check_record(&[&at], seismic).map_err(|(_, i, m)| {
+                let at = format!("{}: line {} ({} {unit})", path.display(), rows[i].line, at[i]);
+                Error::at_key("velocity.time_unit", format!("{at}: {m}")).or_key("velocity.path")
+            })?;
+        }
         let name = |i: usize| format!("line {} ({} {unit})", rows[i].line, at[i]);
         let converted = self
             .convert(&at, &velocities, &reading, &name)
             .map_err(|m| blame(format!("{}: {m}", path.display())).or_key("velocity.unit"))?;
         let what = format!("{} of {} picks from {}", reading.describe(), rows.len(), path.display());
         Ok((converted, vec![what]))
+    }
+
+    /// Refuse two-way times that do not fit the seismic's record in `velocity.time_unit`
+    /// ([`sanity::check_times`]), judged by the deepest pick of the functions that have more than one.
+    /// The error gives the function and the pick at fault.
+    fn check_record(
+        &self,
+        functions: &[&[f64]],
+        seismic: &Geometry,
+    ) -> std::result::Result<(), (usize, usize, String)> {
+        if seismic.samples.domain != Domain::Time {
+            return Ok(());
+        }
+        let deepest = functions
+            .iter()
+            .enumerate()
+            .filter(|(_, picks)| picks.len() > 1)
+            .flat_map(|(f, picks)| picks.iter().enumerate().map(move |(i, &t)| (f, i, t)))
+            .reduce(|deepest, pick| if pick.2 > deepest.2 { pick } else { deepest });
+        let Some((f, i, t)) = deepest else { return Ok(()) };
+        let record_ms = seismic.samples.last().max(seismic.samples.step);
+        sanity::check_times(t, self.time_unit.unwrap_or_default(), record_ms).map_err(|m| (f, i, m))
     }
 
     /// Check the velocities as given, then convert: the units applied, then to interval velocity in depth.
@@ -193,6 +231,14 @@ impl VelocitySpec {
         let mut functions: Vec<((i64, i64), Converted)> = Vec::new();
         match &self.path {
             None => {
+                let times: Vec<&[f64]> =
+                    self.functions.iter().map(|f| f.times.as_deref().unwrap_or_default()).collect();
+                self.check_record(&times, seismic).map_err(|(f, i, m)| {
+                    let key = format!("velocity.functions.{f}.times");
+                    let unit = self.time_unit.unwrap_or_default().name();
+                    let at = format!("{key}, pick {} ({} {unit})", i + 1, times[f][i]);
+                    Error::at_key("velocity.time_unit", format!("{at}: {m}")).or_key(key)
+                })?;
                 for (i, f) in self.functions.iter().enumerate() {
                     let key = format!("velocity.functions.{i}");
                     let (c, _) =
@@ -212,6 +258,18 @@ impl VelocitySpec {
                 let located = text::group_by_location(rows).map_err(|m| blame(format!("{}: {m}", path.display())))?;
                 let reading = self.reading(self.domain.expect("checked: a text file has a domain"));
                 let unit = reading.vertical_unit();
+                let picks: Vec<Vec<f64>> =
+                    located.iter().map(|l| l.rows.iter().map(|r| r.values[0]).collect()).collect();
+                if reading.domain == VerticalDomain::Time {
+                    let functions: Vec<&[f64]> = picks.iter().map(Vec::as_slice).collect();
+                    self.check_record(&functions, seismic).map_err(|(f, i, m)| {
+                        let (l, t) = (&located[f], picks[f][i]);
+                        let at =
+                            format!("line {} (inline {}, crossline {}, {t} {unit})", l.rows[i].line, l.iline, l.xline);
+                        Error::at_key("velocity.time_unit", format!("{}: {at}: {m}", path.display()))
+                            .or_key("velocity.path")
+                    })?;
+                }
                 for l in &located {
                     let at: Vec<f64> = l.rows.iter().map(|r| r.values[0]).collect();
                     let v: Vec<f64> = l.rows.iter().map(|r| r.values[1]).collect();

@@ -38,3 +38,4 @@ mod segy_roundtrip;
 mod time_products;
 mod velocity_forms;
 mod velocity_scan;
+mod velocity_units;

@@ -1,0 +1,136 @@
+//! Velocity input that parses and would migrate to a wrong image: times in seconds or microseconds typed
+//! where milliseconds are read, a sample interval in µs. Each is refused by `validate` and `run` with exit
+//! 2 and the key to set; each corrected job gives the model and plan of the job written right.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli_common::{model, run, samples, write_segy};
+use seisimage::job::Job;
+use seisimage::run::{prepare, Prepared};
+
+/// A job in `dir` on a 20 × 16 × 150 synthetic input (inlines 1..=20, crosslines 1..=16, 4 ms: a record of
+/// 596 ms) with `velocity` as the body of `[velocity]`, written to `name`.
+fn job(dir: &Path, name: &str, velocity: &str) -> PathBuf {
+    let input = dir.join("input.sgy");
+    if !input.exists() {
+        let m = model(20, 16, 150);
+        write_segy(&input, &m, &samples(&m));
+    }
+    let text = format!(
+        "[input]\npath = {input:?}\n\n[velocity]\n{velocity}\n\n[imaging]\nmethod = \"split-step\"\ndz = 10.0\nnz = 30\n\n\
+         [compute]\nbackend = \"cpu\"\n\n[output]\ndir = {:?}\ninlines = [10]\n",
+        dir.join("out")
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `validate` and `run` of `path` both exit 2, and stderr holds every one of `expect`.
+fn refused(path: &Path, expect: &[&str]) {
+    for command in ["validate", "run"] {
+        let o = run(&[command, path.to_str().unwrap()]);
+        assert_eq!(o.code(), Some(2), "{command}: {o:?}");
+        for e in expect {
+            assert!(o.stderr.contains(e), "{command}: {e:?} missing: {}", o.stderr);
+        }
+    }
+}
+
+fn prepared(path: &Path, overrides: &[&str]) -> Prepared {
+    let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    prepare(Job::load(path, &overrides).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The two jobs give the same velocity model and the same plan.
+fn same_plan(a: &Prepared, b: &Prepared) {
+    assert_eq!(a.velocity, b.velocity);
+    assert_eq!(format!("{:?}", a.plan), format!("{:?}", b.plan));
+}
+
+#[test]
+fn picks_in_seconds_or_microseconds_are_refused_with_the_unit_they_are_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let table = |file: &str| format!("kind = \"table\"\npath = \"{file}\"\ndomain = \"time\"\ntype = \"rms\"");
+    std::fs::write(d.join("vrms_ms.txt"), "0 1500\n250 1800\n500 2100\n").unwrap();
+    std::fs::write(d.join("vrms_s.txt"), "0 1500\n0.3333 1800\n0.5 2100\n").unwrap();
+    std::fs::write(d.join("vrms_us.txt"), "0 1500\n250000 1800\n500000 2100\n").unwrap();
+    let ms = prepared(&job(d, "ms.toml", &table("vrms_ms.txt")), &[]);
+
+    refused(
+        &job(d, "s.toml", &table("vrms_s.txt")),
+        &["vrms_s.txt: line 3 (0.5 ms): the picks stop at 0.5 ms", "set velocity.time_unit = \"s\""],
+    );
+    refused(&job(d, "us.toml", &table("vrms_us.txt")), &["line 3 (500000 ms)", "set velocity.time_unit = \"us\""]);
+    // Picks in the job, and functions in a file and in the job, are held to the same rule.
+    let inline = "kind = \"table\"\ntimes = [0, 0.3333, 0.5]\nvelocities = [1500, 1800, 2100]";
+    refused(
+        &job(d, "inline.toml", inline),
+        &["velocity.times: ", "velocity.times, pick 3 (0.5 ms)", "velocity.time_unit = \"s\""],
+    );
+    let mut functions = String::new();
+    for (il, xl) in [(1, 1), (20, 16)] {
+        functions += &format!("{il} {xl} 0 1500\n{il} {xl} 0.25 1800\n");
+    }
+    std::fs::write(d.join("functions_s.txt"), functions).unwrap();
+    let f = "kind = \"functions\"\npath = \"functions_s.txt\"\ndomain = \"time\"";
+    refused(&job(d, "f.toml", f), &["line 2 (inline 1, crossline 1, 0.25 ms)", "velocity.time_unit = \"s\""]);
+    let mut f = String::from("kind = \"functions\"\n");
+    for (il, xl) in [(1, 1), (20, 16)] {
+        f += &format!(
+            "[[velocity.functions]]\niline = {il}\nxline = {xl}\ntimes = [0, 0.25]\nvelocities = [1500, 1800]\n"
+        );
+    }
+    refused(&job(d, "fj.toml", &f), &["velocity.functions.0.times, pick 2 (0.25 ms)", "\"s\""]);
+
+    // Corrected, each gives the plan of the table in ms.
+    std::fs::write(d.join("vrms_s.txt"), "0 1500\n0.25 1800\n0.5 2100\n").unwrap();
+    let s = prepared(&job(d, "s.toml", &(table("vrms_s.txt") + "\ntime_unit = \"s\"")), &[]);
+    same_plan(&ms, &s);
+    let us = prepared(&job(d, "us.toml", &table("vrms_us.txt")), &["velocity.time_unit=\"us\""]);
+    same_plan(&ms, &us);
+    let o = run(&["validate", job(d, "s.toml", &(table("vrms_s.txt") + "\ntime_unit = \"s\"")).to_str().unwrap()]);
+    assert!(o.stdout.contains("RMS velocity in m/s against two-way time in s of 3 picks"), "{o:?}");
+
+    // What must still run: a single pick at 0, a table that ends at 10 % of the record, one beyond it.
+    for (name, text) in
+        [("one.txt", "0 1800\n"), ("shallow.txt", "0 1500\n30 1600\n60 1700\n"), ("deep.txt", "0 1500\n4000 3000\n")]
+    {
+        std::fs::write(d.join(name), text).unwrap();
+        let interval = format!("kind = \"table\"\npath = \"{name}\"\ndomain = \"time\"");
+        let o = run(&["validate", job(d, "ok.toml", &interval).to_str().unwrap()]);
+        assert_eq!(o.code(), Some(0), "{name}: {o:?}");
+    }
+}
+
+#[test]
+fn a_sample_interval_in_microseconds_is_refused_with_the_interval_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = job(d, "job.toml", "kind = \"constant\"\nvelocity = 2000");
+    for command in ["validate", "run"] {
+        let o = run(&[command, path.to_str().unwrap(), "--set", "input.sample_interval=4000"]);
+        assert_eq!(o.code(), Some(2), "{o:?}");
+        assert!(
+            o.stderr.contains("input.sample_interval: sample_interval = 4000: a sample interval of 4000 ms is outside")
+                && o.stderr.contains("did you mean 4 ms?"),
+            "{o:?}"
+        );
+    }
+    let right = prepared(&path, &["input.sample_interval=4"]);
+    same_plan(&right, &prepared(&path, &[]));
+
+    // From a file's headers: 50 µs, no record's interval; the file and the key are named.
+    let mut spec = model(4, 4, 50).spec().clone();
+    spec.dt_ms = 0.05;
+    let m = seisimage::synth::Model::new(spec).unwrap();
+    let input = d.join("fine.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let o = run(&["validate", path.to_str().unwrap(), "--set", &format!("input.path={}", input.display())]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(
+        o.stderr.contains("fine.sgy: a sample interval of 0.05 ms") && o.stderr.contains("from its headers"),
+        "{o:?}"
+    );
+}
