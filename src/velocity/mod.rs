@@ -103,6 +103,7 @@ impl VelocitySpec {
             Kind::File => {
                 let path = self.path.as_ref().expect("checked: a file has a path");
                 let reader = crate::io::open(path, &self.input).map_err(|e| e.within("velocity.input"))?;
+                self.require_segy_domain(path, reader.as_ref())?;
                 let how = cube::CubeReading {
                     domain: self.domain,
                     reading: self.reading(VerticalDomain::Depth),
@@ -204,6 +205,30 @@ impl VelocitySpec {
         let Some((f, i, t)) = deepest else { return Ok(()) };
         let record_ms = seismic.samples.last().max(seismic.samples.step);
         sanity::check_times(t, self.time_unit.unwrap_or_default(), record_ms).map_err(|m| (f, i, m))
+    }
+
+    /// A SEG-Y cube cannot say whether its trace axis is time or depth (other software writes depth into
+    /// the time fields): unless it carries seisimage's depth marker, `velocity.domain` must say.
+    fn require_segy_domain(&self, path: &Path, reader: &dyn crate::volume::VolumeReader) -> Result<()> {
+        let samples = reader.geometry().samples;
+        if self.domain.is_some()
+            || samples.domain != Domain::Time
+            || crate::io::detect_format(path, self.input.format)? != crate::io::FileFormat::Segy
+        {
+            return Ok(());
+        }
+        Err(Error::at_key(
+            "velocity.domain",
+            format!(
+                "{} is a SEG-Y cube, and SEG-Y cannot say whether its trace axis is two-way time or depth (Petrel \
+                 and other software write depth into the time fields): set velocity.domain = \"time\" to read its \
+                 samples as every {} ms of two-way time, or \"depth\" to read them as every {} m of depth (ft with \
+                 velocity.depth_unit = \"ft\")",
+                path.display(),
+                samples.step,
+                samples.step
+            ),
+        ))
     }
 
     /// Check the velocities as given, then convert: the units applied, then to interval velocity in depth.

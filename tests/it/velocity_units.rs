@@ -1,12 +1,15 @@
 //! Velocity input that parses and would migrate to a wrong image: times in seconds or microseconds typed
-//! where milliseconds are read, a sample interval in µs. Each is refused by `validate` and `run` with exit
-//! 2 and the key to set; each corrected job gives the model and plan of the job written right.
+//! where milliseconds are read, a sample interval in µs, a SEG-Y cube in depth read as time. Each is
+//! refused by `validate` and `run` with exit 2 and the key to set; each corrected job gives the model and
+//! plan of the job written right.
 
 use std::path::{Path, PathBuf};
 
 use crate::cli_common::{model, run, samples, write_segy};
+use seisimage::io::{write_volume, FileFormat, WriteOptions};
 use seisimage::job::Job;
 use seisimage::run::{prepare, Prepared};
+use seisimage::volume::{Domain, Geometry, LineAxis, SampleAxis};
 
 /// A job in `dir` on a 20 × 16 × 150 synthetic input (inlines 1..=20, crosslines 1..=16, 4 ms: a record of
 /// 596 ms) with `velocity` as the body of `[velocity]`, written to `name`.
@@ -133,4 +136,39 @@ fn a_sample_interval_in_microseconds_is_refused_with_the_interval_meant() {
         o.stderr.contains("fine.sgy: a sample interval of 0.05 ms") && o.stderr.contains("from its headers"),
         "{o:?}"
     );
+}
+
+/// A cube of v = 1800 + 0.5 z on the seismic's lines, every 10 m, written with `domain` as its trace axis:
+/// in time, its headers hold a 10000 µs interval, as a Petrel export of a depth model does.
+fn cube(path: &Path, domain: Domain) {
+    let axis = SampleAxis { origin: 0.0, step: 10.0, len: 40, domain };
+    let g = Geometry::regular(LineAxis::new(1, 1, 20), LineAxis::new(1, 1, 16), axis);
+    let trace: Vec<f32> = (0..40).map(|k| 1800.0 + 0.5 * 10.0 * k as f32).collect();
+    let data: Vec<f32> = trace.iter().copied().cycle().take(g.n_values()).collect();
+    write_volume(FileFormat::Segy, path, &g, &data, &WriteOptions::default()).unwrap();
+}
+
+#[test]
+fn a_segy_cube_must_say_whether_it_is_in_time_or_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cube(&d.join("petrel.sgy"), Domain::Time);
+    let velocity = "kind = \"file\"\npath = \"petrel.sgy\"";
+    refused(
+        &job(d, "cube.toml", velocity),
+        &[
+            "velocity.domain: ",
+            "petrel.sgy is a SEG-Y cube, and SEG-Y cannot say",
+            "velocity.domain = \"time\" to read its samples as every 10 ms of two-way time",
+            "\"depth\" to read them as every 10 m of depth",
+        ],
+    );
+    // Told, it is the model of the same cube written by seisimage in depth, which says so in its header.
+    cube(&d.join("declared.sgy"), Domain::Depth);
+    let declared = prepared(&job(d, "declared.toml", "kind = \"file\"\npath = \"declared.sgy\""), &[]);
+    let told = prepared(&job(d, "cube.toml", &format!("{velocity}\ndomain = \"depth\"")), &[]);
+    same_plan(&declared, &told);
+    assert_eq!(told.velocity.trace_velocity(37, 155.0), 1800.0 + 0.5 * 155.0);
+    let time = prepared(&job(d, "cube.toml", &format!("{velocity}\ndomain = \"time\"")), &[]);
+    assert_ne!(time.velocity, told.velocity);
 }
