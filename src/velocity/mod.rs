@@ -12,12 +12,14 @@
 //! 4. [`lateral`]: cubes cut and mixed onto the seismic's traces, functions at locations interpolated
 //!    between them;
 //! 5. [`sanity`]: values a rock cannot have, and times the record cannot hold, are refused with the unit
-//!    they were probably meant in.
+//!    they were probably meant in; [`columns`]: a text file's column names that contradict the job, and
+//!    columns that look swapped, are refused.
 //!
 //! The result is a [`VelocityModel`] ([`model`]): true interval velocities in m/s against depth in m, the
 //! same for every form, so that the plan and the engines never see how the model was given. Its
 //! [`Provenance`] says where it came from, for `validate` and the log.
 
+pub mod columns;
 pub mod convert;
 pub mod cube;
 pub mod lateral;
@@ -166,11 +168,13 @@ impl VelocitySpec {
     /// A two-column text file.
     fn text_table(&self, path: &Path, seismic: &Geometry) -> Result<(Converted, Vec<String>)> {
         let blame = |m: String| Error::at_key("velocity.path", m);
-        let rows = text::read_rows(path, 2, "time or depth, velocity").map_err(blame)?;
+        let rows = self.read_text(path, 2, "time or depth, velocity")?;
         let at: Vec<f64> = rows.iter().map(|r| r.values[0]).collect();
         let velocities: Vec<f64> = rows.iter().map(|r| r.values[1]).collect();
         let reading = self.reading(self.domain.expect("checked: a text file has a domain"));
         let unit = reading.vertical_unit();
+        columns::check_swapped(&at, &velocities, &reading, self.range)
+            .map_err(|m| blame(format!("{}: {}: {m}", path.display(), lines(&rows))))?;
         if reading.domain == VerticalDomain::Time {
             self.check_record(&[&at], seismic).map_err(|(_, i, m)| {
                 let at = format!("{}: line {} ({} {unit})", path.display(), rows[i].line, at[i]);
@@ -183,6 +187,19 @@ impl VelocitySpec {
             .map_err(|m| blame(format!("{}: {m}", path.display())).or_key("velocity.unit"))?;
         let what = format!("{} of {} picks from {}", reading.describe(), rows.len(), path.display());
         Ok((converted, vec![what]))
+    }
+
+    /// The rows of a text file of `count` columns (`what` names them), refused where its column names
+    /// contradict the job ([`columns::check_header`]).
+    fn read_text(&self, path: &Path, count: usize, what: &str) -> Result<Vec<text::Row>> {
+        let (rows, header) = text::read_table(path, count, what).map_err(|m| Error::at_key("velocity.path", m))?;
+        let reading = self.reading(self.domain.expect("checked: a text file has a domain"));
+        if let Some(header) = header {
+            columns::check_header(&header, count, &reading, what).map_err(|c| {
+                Error::at_key(c.key, format!("{}: {}", path.display(), c.message)).or_key("velocity.path")
+            })?;
+        }
+        Ok(rows)
     }
 
     /// Refuse two-way times that do not fit the seismic's record in `velocity.time_unit`
@@ -279,12 +296,19 @@ impl VelocitySpec {
             }
             Some(path) => {
                 let blame = |m: String| Error::at_key("velocity.path", m);
-                let rows = text::read_rows(path, 4, "inline, crossline, time or depth, velocity").map_err(blame)?;
+                let rows = self.read_text(path, 4, "inline, crossline, time or depth, velocity")?;
                 let located = text::group_by_location(rows).map_err(|m| blame(format!("{}: {m}", path.display())))?;
                 let reading = self.reading(self.domain.expect("checked: a text file has a domain"));
                 let unit = reading.vertical_unit();
                 let picks: Vec<Vec<f64>> =
                     located.iter().map(|l| l.rows.iter().map(|r| r.values[0]).collect()).collect();
+                for (l, at) in located.iter().zip(&picks) {
+                    let v: Vec<f64> = l.rows.iter().map(|r| r.values[1]).collect();
+                    columns::check_swapped(at, &v, &reading, self.range).map_err(|m| {
+                        let at = format!("inline {}, crossline {}, {}", l.iline, l.xline, lines(&l.rows));
+                        blame(format!("{}: {at}: {m}", path.display()))
+                    })?;
+                }
                 if reading.domain == VerticalDomain::Time {
                     let functions: Vec<&[f64]> = picks.iter().map(Vec::as_slice).collect();
                     self.check_record(&functions, seismic).map_err(|(f, i, m)| {
@@ -348,6 +372,14 @@ impl VelocitySpec {
 /// the bound keeps a file's absurd depths from sizing the model.
 pub fn depth_cap(seismic: &Geometry, range: [f64; 2], dz: f64) -> f64 {
     range[1] * seismic.samples.last().max(0.0) / 2000.0 + 2.0 * dz
+}
+
+/// "lines 4..9" of a function's rows, for messages.
+fn lines(rows: &[text::Row]) -> String {
+    match rows {
+        [one] => format!("line {}", one.line),
+        _ => format!("lines {}..{}", rows[0].line, rows[rows.len() - 1].line),
+    }
 }
 
 fn describe_table(c: &Converted) -> String {

@@ -1,7 +1,7 @@
 //! Velocity input that parses and would migrate to a wrong image: times in seconds or microseconds typed
-//! where milliseconds are read, a sample interval in µs, a SEG-Y cube in depth read as time. Each is
-//! refused by `validate` and `run` with exit 2 and the key to set; each corrected job gives the model and
-//! plan of the job written right.
+//! where milliseconds are read, a sample interval in µs, a SEG-Y cube in depth read as time, a text file
+//! whose header contradicts the job or whose columns are swapped. Each is refused by `validate` and `run`
+//! with exit 2 and the key to set; each corrected job gives the model and plan of the job written right.
 
 use std::path::{Path, PathBuf};
 
@@ -171,4 +171,48 @@ fn a_segy_cube_must_say_whether_it_is_in_time_or_depth() {
     assert_eq!(told.velocity.trace_velocity(37, 155.0), 1800.0 + 0.5 * 155.0);
     let time = prepared(&job(d, "cube.toml", &format!("{velocity}\ndomain = \"time\"")), &[]);
     assert_ne!(time.velocity, told.velocity);
+}
+
+#[test]
+fn a_header_that_contradicts_the_job_or_swapped_columns_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let depth = |file: &str| format!("kind = \"table\"\npath = \"{file}\"\ndomain = \"depth\"");
+    std::fs::write(d.join("vint_ft.txt"), "depth_ft vint\n0 1500\n1000 1800\n2000 2100\n").unwrap();
+    refused(
+        &job(d, "ft.toml", &depth("vint_ft.txt")),
+        &["velocity.path: ", "vint_ft.txt: line 1: column \"depth_ft\" says ft", "set velocity.depth_unit = \"ft\""],
+    );
+    let ft = prepared(&job(d, "ft.toml", &(depth("vint_ft.txt") + "\ndepth_unit = \"ft\"")), &[]);
+    std::fs::write(d.join("vint_m.txt"), "0 1500\n304.8 1800\n609.6 2100\n").unwrap();
+    let m = prepared(&job(d, "m.toml", &depth("vint_m.txt")), &[]);
+    for z in [0.0, 150.0, 304.8, 500.0, 700.0] {
+        let (a, b) = (ft.velocity.trace_velocity(0, z), m.velocity.trace_velocity(0, z));
+        assert!((a - b).abs() < 1e-6, "{z} m: {a} and {b} m/s");
+    }
+
+    // The header names time, the job reads depth; seconds; km/s; RMS velocities read as interval ones.
+    std::fs::write(d.join("twt.txt"), "# twt_ms vint\n0 1500\n500 1800\n").unwrap();
+    refused(&job(d, "twt.toml", &depth("twt.txt")), &["twt.txt: line 1: ", "set velocity.domain = \"time\""]);
+    let time = |file: &str| format!("kind = \"table\"\npath = \"{file}\"\ndomain = \"time\"");
+    for (text, expect) in [
+        ("TWT (s)  Vint\n0 1500\n0.5 1800\n", "set velocity.time_unit = \"s\""),
+        ("twt_ms vint_km/s\n0 1.5\n500 1.8\n", "set velocity.unit = \"km/s\""),
+        ("TWT_ms Vrms_m/s\n0 1500\n500 1800\n", "set velocity.type = \"rms\""),
+    ] {
+        std::fs::write(d.join("header.txt"), text).unwrap();
+        refused(&job(d, "header.toml", &time("header.txt")), &["header.txt: line 1: ", expect]);
+    }
+
+    // Swapped columns: by the header's words, and by the values alone.
+    std::fs::write(d.join("swapped.txt"), "vint twt\n1500 0\n1800 250\n2100 500\n").unwrap();
+    refused(&job(d, "sw.toml", &time("swapped.txt")), &["swapped.txt: line 1: ", "are the columns swapped?"]);
+    std::fs::write(d.join("swapped.txt"), "1500 100\n1800 250\n2100 500\n").unwrap();
+    refused(
+        &job(d, "sw.toml", &time("swapped.txt")),
+        &["swapped.txt: lines 1..3: are the columns swapped? The two-way times (1500..2100 ms) look like velocities"],
+    );
+    std::fs::write(d.join("swapped.txt"), "1 1 1500 100\n1 1 1800 250\n1 1 2100 500\n").unwrap();
+    let functions = "kind = \"functions\"\npath = \"swapped.txt\"\ndomain = \"time\"";
+    refused(&job(d, "sw.toml", functions), &["inline 1, crossline 1, lines 1..3: are the columns swapped?"]);
 }
