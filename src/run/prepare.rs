@@ -54,6 +54,7 @@ pub fn prepare(job: Job) -> Result<Prepared> {
     let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| job.locate(e.within("input")))?;
     tracing::debug!("{} opened in {:.3} s", c.input.path.display(), t.elapsed().as_secs_f64());
     let input = reader.geometry().clone();
+    check_sample_interval(&job, &input)?;
     let (bin_size, bin_size_source) = match (c.input.bin_size, input.coords) {
         (Some(b), _) => (b, "job file"),
         (None, Some(t)) => (t.bin_size(), "survey coordinates"),
@@ -119,6 +120,25 @@ pub fn prepare(job: Job) -> Result<Prepared> {
         input_file,
         velocity_file,
         also_reads: Vec::new(),
+    })
+}
+
+/// Refuse an input in time whose sample interval no seismic record has: µs typed as ms (`sample_interval =
+/// 4000`) would otherwise migrate with every time a thousand times too long.
+fn check_sample_interval(job: &Job, input: &Geometry) -> Result<()> {
+    if input.samples.domain != crate::volume::Domain::Time {
+        return Ok(());
+    }
+    crate::velocity::sanity::check_sample_interval(input.samples.step).map_err(|m| {
+        let c = &job.config.input;
+        let message = match c.read.sample_interval {
+            Some(dt) => format!("sample_interval = {dt}: {m}"),
+            None => format!(
+                "{}: {m} (from its headers; input.sample_interval, in ms, overrides a SEG-Y file's)",
+                c.path.display()
+            ),
+        };
+        job.error_at("input.sample_interval", message)
     })
 }
 

@@ -247,10 +247,11 @@ fn interval_in_time(t: &[f64], v: &[f64], interpolation: Interpolation) -> Conve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::velocity::units::{DepthUnit, VelocityUnit};
+    use crate::velocity::units::{DepthUnit, TimeUnit, VelocityUnit};
 
     fn reading(domain: VerticalDomain, kind: VelocityType) -> Reading {
-        Reading { kind, unit: VelocityUnit::MetresPerSecond, domain, depth_unit: DepthUnit::Metres }
+        let time_unit = TimeUnit::Milliseconds;
+        Reading { kind, unit: VelocityUnit::MetresPerSecond, domain, depth_unit: DepthUnit::Metres, time_unit }
     }
 
     const RANGE: [f64; 2] = [300.0, 8000.0];

@@ -160,13 +160,19 @@ pub fn read_cube(reader: &dyn VolumeReader, seismic: &Geometry, how: &CubeReadin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::velocity::units::{DepthUnit, VelocityUnit};
+    use crate::velocity::units::{DepthUnit, TimeUnit, VelocityUnit};
     use crate::volume::{LineAxis, Volume};
 
     fn how(domain: Option<VerticalDomain>, kind: VelocityType, unit: VelocityUnit) -> CubeReading {
         CubeReading {
             domain,
-            reading: Reading { kind, unit, domain: VerticalDomain::Depth, depth_unit: DepthUnit::Metres },
+            reading: Reading {
+                kind,
+                unit,
+                domain: VerticalDomain::Depth,
+                depth_unit: DepthUnit::Metres,
+                time_unit: TimeUnit::Milliseconds,
+            },
             interpolation: Interpolation::Linear,
             locate: Locate::Lines,
             range: [300.0, 8000.0],

@@ -11,12 +11,15 @@
 //!    RMS velocities, the layers between the picks for average ones, the integral of `v dt / 2` for time);
 //! 4. [`lateral`]: cubes cut and mixed onto the seismic's traces, functions at locations interpolated
 //!    between them;
-//! 5. [`sanity`]: values a rock cannot have are refused with the unit they were probably meant in.
+//! 5. [`sanity`]: values a rock cannot have, and times the record cannot hold, are refused with the unit
+//!    they were probably meant in; [`columns`]: a text file's column names that contradict the job, and
+//!    columns that look swapped, are refused.
 //!
 //! The result is a [`VelocityModel`] ([`model`]): true interval velocities in m/s against depth in m, the
 //! same for every form, so that the plan and the engines never see how the model was given. Its
 //! [`Provenance`] says where it came from, for `validate` and the log.
 
+pub mod columns;
 pub mod convert;
 pub mod cube;
 pub mod lateral;
@@ -76,13 +79,22 @@ impl VelocitySpec {
             Kind::Constant => self.load_constant(),
             Kind::Table => {
                 let (function, steps) = match &self.path {
-                    None => self.inline_function(
-                        "velocity",
-                        self.depths.as_ref(),
-                        self.times.as_ref(),
-                        self.velocities.as_deref(),
-                    )?,
-                    Some(path) => self.text_table(path)?,
+                    None => {
+                        if let Some(times) = &self.times {
+                            self.check_record(&[times], seismic).map_err(|(_, i, m)| {
+                                let unit = self.time_unit.unwrap_or_default().name();
+                                let at = format!("velocity.times, pick {} ({} {unit})", i + 1, times[i]);
+                                Error::at_key("velocity.time_unit", format!("{at}: {m}")).or_key("velocity.times")
+                            })?;
+                        }
+                        self.inline_function(
+                            "velocity",
+                            self.depths.as_ref(),
+                            self.times.as_ref(),
+                            self.velocities.as_deref(),
+                        )?
+                    }
+                    Some(path) => self.text_table(path, seismic)?,
                 };
                 let provenance = Provenance {
                     steps: steps.into_iter().chain([describe_table(&function)]).collect(),
@@ -94,6 +106,7 @@ impl VelocitySpec {
             Kind::File => {
                 let path = self.path.as_ref().expect("checked: a file has a path");
                 let reader = crate::io::open(path, &self.input).map_err(|e| e.within("velocity.input"))?;
+                self.require_segy_domain(path, reader.as_ref())?;
                 let how = cube::CubeReading {
                     domain: self.domain,
                     reading: self.reading(VerticalDomain::Depth),
@@ -154,19 +167,86 @@ impl VelocitySpec {
     }
 
     /// A two-column text file.
-    fn text_table(&self, path: &Path) -> Result<(Converted, Vec<String>)> {
+    fn text_table(&self, path: &Path, seismic: &Geometry) -> Result<(Converted, Vec<String>)> {
         let blame = |m: String| Error::at_key("velocity.path", m);
-        let rows = text::read_rows(path, 2, "time or depth, velocity").map_err(blame)?;
+        let rows = self.read_text(path, 2, "time or depth, velocity")?;
         let at: Vec<f64> = rows.iter().map(|r| r.values[0]).collect();
         let velocities: Vec<f64> = rows.iter().map(|r| r.values[1]).collect();
         let reading = self.reading(self.domain.expect("checked: a text file has a domain"));
         let unit = reading.vertical_unit();
+        columns::check_swapped(&at, &velocities, &reading, self.range)
+            .map_err(|m| blame(format!("{}: {}: {m}", path.display(), lines(&rows))))?;
+        if reading.domain == VerticalDomain::Time {
+            self.check_record(&[&at], seismic).map_err(|(_, i, m)| {
+                let at = format!("{}: line {} ({} {unit})", path.display(), rows[i].line, at[i]);
+                Error::at_key("velocity.time_unit", format!("{at}: {m}")).or_key("velocity.path")
+            })?;
+        }
         let name = |i: usize| format!("line {} ({} {unit})", rows[i].line, at[i]);
         let converted = self
             .convert(&at, &velocities, &reading, &name)
             .map_err(|m| blame(format!("{}: {m}", path.display())).or_key("velocity.unit"))?;
         let what = format!("{} of {} picks from {}", reading.describe(), rows.len(), path.display());
         Ok((converted, vec![what]))
+    }
+
+    /// The rows of a text file of `count` columns (`what` names them), refused where its column names
+    /// contradict the job ([`columns::check_header`]).
+    fn read_text(&self, path: &Path, count: usize, what: &str) -> Result<Vec<text::Row>> {
+        let (rows, header) = text::read_table(path, count, what).map_err(|m| Error::at_key("velocity.path", m))?;
+        let reading = self.reading(self.domain.expect("checked: a text file has a domain"));
+        if let Some(header) = header {
+            columns::check_header(&header, count, &reading, what).map_err(|c| {
+                Error::at_key(c.key, format!("{}: {}", path.display(), c.message)).or_key("velocity.path")
+            })?;
+        }
+        Ok(rows)
+    }
+
+    /// Refuse two-way times that do not fit the seismic's record in `velocity.time_unit`
+    /// ([`sanity::check_times`]), judged by the deepest pick of the functions that have more than one.
+    /// The error gives the function and the pick at fault.
+    fn check_record(
+        &self,
+        functions: &[&[f64]],
+        seismic: &Geometry,
+    ) -> std::result::Result<(), (usize, usize, String)> {
+        if seismic.samples.domain != Domain::Time {
+            return Ok(());
+        }
+        let deepest = functions
+            .iter()
+            .enumerate()
+            .filter(|(_, picks)| picks.len() > 1)
+            .flat_map(|(f, picks)| picks.iter().enumerate().map(move |(i, &t)| (f, i, t)))
+            .reduce(|deepest, pick| if pick.2 > deepest.2 { pick } else { deepest });
+        let Some((f, i, t)) = deepest else { return Ok(()) };
+        let record_ms = seismic.samples.last().max(seismic.samples.step);
+        sanity::check_times(t, self.time_unit.unwrap_or_default(), record_ms).map_err(|m| (f, i, m))
+    }
+
+    /// A SEG-Y cube cannot say whether its trace axis is time or depth (other software writes depth into
+    /// the time fields): unless it carries seisimage's depth marker, `velocity.domain` must say.
+    fn require_segy_domain(&self, path: &Path, reader: &dyn crate::volume::VolumeReader) -> Result<()> {
+        let samples = reader.geometry().samples;
+        if self.domain.is_some()
+            || samples.domain != Domain::Time
+            || crate::io::detect_format(path, self.input.format)? != crate::io::FileFormat::Segy
+        {
+            return Ok(());
+        }
+        Err(Error::at_key(
+            "velocity.domain",
+            format!(
+                "{} is a SEG-Y cube, and SEG-Y cannot say whether its trace axis is two-way time or depth (Petrel \
+                 and other software write depth into the time fields): set velocity.domain = \"time\" to read its \
+                 samples as every {} ms of two-way time, or \"depth\" to read them as every {} m of depth (ft with \
+                 velocity.depth_unit = \"ft\")",
+                path.display(),
+                samples.step,
+                samples.step
+            ),
+        ))
     }
 
     /// Check the velocities as given, then convert: the units applied, then to interval velocity in depth.
@@ -197,6 +277,14 @@ impl VelocitySpec {
             None => {
                 check_function_count(self.functions.len(), seismic)
                     .map_err(|m| Error::at_key("velocity.functions", m))?;
+                let times: Vec<&[f64]> =
+                    self.functions.iter().map(|f| f.times.as_deref().unwrap_or_default()).collect();
+                self.check_record(&times, seismic).map_err(|(f, i, m)| {
+                    let key = format!("velocity.functions.{f}.times");
+                    let unit = self.time_unit.unwrap_or_default().name();
+                    let at = format!("{key}, pick {} ({} {unit})", i + 1, times[f][i]);
+                    Error::at_key("velocity.time_unit", format!("{at}: {m}")).or_key(key)
+                })?;
                 for (i, f) in self.functions.iter().enumerate() {
                     let key = format!("velocity.functions.{i}");
                     let (c, _) =
@@ -212,11 +300,30 @@ impl VelocitySpec {
             }
             Some(path) => {
                 let blame = |m: String| Error::at_key("velocity.path", m);
-                let rows = text::read_rows(path, 4, "inline, crossline, time or depth, velocity").map_err(blame)?;
+                let rows = self.read_text(path, 4, "inline, crossline, time or depth, velocity")?;
                 let located = text::group_by_location(rows).map_err(|m| blame(format!("{}: {m}", path.display())))?;
                 check_function_count(located.len(), seismic).map_err(|m| blame(format!("{}: {m}", path.display())))?;
                 let reading = self.reading(self.domain.expect("checked: a text file has a domain"));
                 let unit = reading.vertical_unit();
+                let picks: Vec<Vec<f64>> =
+                    located.iter().map(|l| l.rows.iter().map(|r| r.values[0]).collect()).collect();
+                for (l, at) in located.iter().zip(&picks) {
+                    let v: Vec<f64> = l.rows.iter().map(|r| r.values[1]).collect();
+                    columns::check_swapped(at, &v, &reading, self.range).map_err(|m| {
+                        let at = format!("inline {}, crossline {}, {}", l.iline, l.xline, lines(&l.rows));
+                        blame(format!("{}: {at}: {m}", path.display()))
+                    })?;
+                }
+                if reading.domain == VerticalDomain::Time {
+                    let functions: Vec<&[f64]> = picks.iter().map(Vec::as_slice).collect();
+                    self.check_record(&functions, seismic).map_err(|(f, i, m)| {
+                        let (l, t) = (&located[f], picks[f][i]);
+                        let at =
+                            format!("line {} (inline {}, crossline {}, {t} {unit})", l.rows[i].line, l.iline, l.xline);
+                        Error::at_key("velocity.time_unit", format!("{}: {at}: {m}", path.display()))
+                            .or_key("velocity.path")
+                    })?;
+                }
                 for l in &located {
                     cancel.check()?;
                     let at: Vec<f64> = l.rows.iter().map(|r| r.values[0]).collect();
@@ -288,6 +395,14 @@ fn check_function_count(functions: usize, seismic: &Geometry) -> std::result::Re
 /// the bound keeps a file's absurd depths from sizing the model.
 pub fn depth_cap(seismic: &Geometry, range: [f64; 2], dz: f64) -> f64 {
     range[1] * seismic.samples.last().max(0.0) / 2000.0 + 2.0 * dz
+}
+
+/// "lines 4..9" of a function's rows, for messages.
+fn lines(rows: &[text::Row]) -> String {
+    match rows {
+        [one] => format!("line {}", one.line),
+        _ => format!("lines {}..{}", rows[0].line, rows[rows.len() - 1].line),
+    }
 }
 
 fn describe_table(c: &Converted) -> String {

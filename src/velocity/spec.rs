@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use super::lateral::Locate;
 use super::model::Interpolation;
 use super::sanity::{check_range, DEFAULT_RANGE};
-use super::units::{DepthUnit, Reading, VelocityType, VelocityUnit, VerticalDomain};
+use super::units::{DepthUnit, Reading, TimeUnit, VelocityType, VelocityUnit, VerticalDomain};
 use crate::error::{Error, Result};
 use crate::io::InputOptions;
 
@@ -78,6 +78,9 @@ pub struct VelocitySpec {
     /// m (default) or ft, for depths.
     #[serde(default)]
     pub depth_unit: DepthUnit,
+    /// ms (default), s or us, for the two-way times of picks in the job or a text file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_unit: Option<TimeUnit>,
     /// Interval velocities between picks: linear (default) or step. RMS and average velocities always give
     /// layers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,7 +194,13 @@ impl VelocitySpec {
     /// How the numbers are to be read; `domain` is the vertical domain once known (from `times` or
     /// `depths`, `velocity.domain`, or the file).
     pub fn reading(&self, domain: VerticalDomain) -> Reading {
-        Reading { kind: self.velocity_type, unit: self.unit, domain, depth_unit: self.depth_unit }
+        Reading {
+            kind: self.velocity_type,
+            unit: self.unit,
+            domain,
+            depth_unit: self.depth_unit,
+            time_unit: self.time_unit.unwrap_or_default(),
+        }
     }
 
     /// A velocity as given, in m/s: to the micrometre per second, so that 1.8 km/s is 1800 m/s, not
@@ -316,6 +325,7 @@ impl VelocitySpec {
             )
             .or_key("velocity.path"));
         }
+        self.check_time_unit()?;
         if let Some(i) = self.interpolation {
             if self.velocity_type != VelocityType::Interval {
                 return Err(Error::at_key(
@@ -353,6 +363,31 @@ impl VelocitySpec {
             }
         }
         Ok(())
+    }
+
+    /// `velocity.time_unit` applies only to picks in two-way time, in the job or a text file: a cube's axis
+    /// comes from its headers (or `velocity.input.sample_interval`).
+    fn check_time_unit(&self) -> Result<()> {
+        let Some(unit) = self.time_unit else { return Ok(()) };
+        let in_time = match self.kind {
+            Kind::Constant | Kind::File => false,
+            Kind::Table => self.times.is_some() || self.domain == Some(VerticalDomain::Time),
+            Kind::Functions => {
+                self.functions.iter().any(|f| f.times.is_some()) || self.domain == Some(VerticalDomain::Time)
+            }
+        };
+        if in_time {
+            return Ok(());
+        }
+        let why = match self.kind {
+            Kind::File => "a cube's time axis comes from its headers (velocity.input.sample_interval overrides them)",
+            Kind::Constant => "a constant has no picks",
+            _ => "the picks are depths",
+        };
+        Err(Error::at_key(
+            "velocity.time_unit",
+            format!("time_unit = \"{}\" applies to picks in two-way time, and {why}", unit.name()),
+        ))
     }
 
     /// The picks of an inline function (at `key`): times or depths (one of them, agreeing with
@@ -460,5 +495,15 @@ mod tests {
         let two = "kind = \"functions\"\n[[velocity.functions]]\niline = 1\nxline = 2\ntimes = [0]\nvelocities = [1]\n\
                    [[velocity.functions]]\niline = 1\nxline = 2\ntimes = [0]\nvelocities = [1]";
         assert!(refused(two).starts_with("velocity.functions.1.iline"));
+        for (text, why) in [
+            ("kind = \"table\"\ndepths = [0, 1]\nvelocities = [1, 2]\ntime_unit = \"s\"", "the picks are depths"),
+            ("kind = \"file\"\npath = \"v.sgy\"\ndomain = \"time\"\ntime_unit = \"s\"", "a cube's time axis"),
+            ("kind = \"constant\"\nvelocity = 2000\ntime_unit = \"us\"", "a constant"),
+        ] {
+            let e = refused(text);
+            assert!(e.starts_with("velocity.time_unit: time_unit = ") && e.contains(why), "{e}");
+        }
+        spec("kind = \"table\"\ntimes = [0, 1]\nvelocities = [1, 2]\ntime_unit = \"s\"").check().unwrap();
+        spec("kind = \"functions\"\npath = \"f.txt\"\ndomain = \"time\"\ntime_unit = \"µs\"").check().unwrap();
     }
 }

@@ -24,9 +24,48 @@ pub struct Row {
 
 /// The rows of `path`, each of `columns` numbers. Errors name the file and the line.
 pub fn read_rows(path: &Path, columns: usize, what: &str) -> Result<Vec<Row>, String> {
+    read_table(path, columns, what).map(|(rows, _)| rows)
+}
+
+/// The rows of `path` as [`read_rows`] reads them, and the line above them that may name the columns.
+pub fn read_table(path: &Path, columns: usize, what: &str) -> Result<(Vec<Row>, Option<HeaderLine>), String> {
     let bytes =
         crate::io::files::read_bounded(path, MAX_TEXT_BYTES, "velocity text file").map_err(|e| e.to_string())?;
-    parse_rows(&bytes, columns, what).map_err(|e| format!("{}: {e}", path.display()))
+    let rows = parse_rows(&bytes, columns, what).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((rows, header_line(&bytes)))
+}
+
+/// A line of words above the first pick, which may name the columns (see [`super::columns`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeaderLine {
+    /// 1-based.
+    pub line: usize,
+    pub text: String,
+    /// Whether it is a comment (`# twt_ms vrms`) rather than the line of column names [`parse_rows`] skips.
+    pub comment: bool,
+}
+
+/// The line of column names before the first pick, else the last comment line before it; `None` when
+/// the text has neither (or is not text: [`parse_rows`] says so).
+pub fn header_line(bytes: &[u8]) -> Option<HeaderLine> {
+    let mut last_comment = None;
+    for (n, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let text = std::str::from_utf8(raw).ok()?;
+        let (content, comment) = text.split_once('#').unwrap_or((text, ""));
+        let (content, comment) = (content.trim(), comment.trim());
+        if content.is_empty() {
+            if !comment.is_empty() {
+                last_comment = Some(HeaderLine { line: n + 1, text: comment.to_string(), comment: true });
+            }
+            continue;
+        }
+        let words = content.split(|c: char| c.is_whitespace() || c == ',').filter(|t| !t.is_empty());
+        if words.clone().all(|t| t.parse::<f64>().is_err()) {
+            return Some(HeaderLine { line: n + 1, text: content.to_string(), comment: false });
+        }
+        return last_comment;
+    }
+    last_comment
 }
 
 /// The rows of a text, each of `columns` numbers (`what` names the columns in messages).
@@ -111,6 +150,15 @@ mod tests {
         let rows = parse_rows(text, 2, "time, velocity").unwrap();
         assert_eq!(rows.iter().map(|r| r.line).collect::<Vec<_>>(), [4, 5, 6]);
         assert_eq!(rows[1].values, [500.0, 1650.0]);
+    }
+
+    #[test]
+    fn the_header_is_the_line_of_names_else_the_last_comment_before_the_picks() {
+        let h = header_line(b"# RMS velocities, well A\nTWT_ms  Vrms_ms # names\n\n0, 1500\n").unwrap();
+        assert_eq!(h, HeaderLine { line: 2, text: "TWT_ms  Vrms_ms".into(), comment: false });
+        let h = header_line(b"# RMS velocities, well A\n# twt_s vrms\n\n0 1500 # top\n# later\n").unwrap();
+        assert_eq!(h, HeaderLine { line: 2, text: "twt_s vrms".into(), comment: true });
+        assert_eq!(header_line(b"0 1500\n# twt_s vrms\n"), None);
     }
 
     #[test]

@@ -73,6 +73,42 @@ pub enum VerticalDomain {
     Depth,
 }
 
+/// The unit of two-way times in a velocity table or text file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TimeUnit {
+    #[default]
+    #[serde(rename = "ms")]
+    Milliseconds,
+    #[serde(rename = "s")]
+    Seconds,
+    #[serde(rename = "us", alias = "µs")]
+    Microseconds,
+}
+
+impl TimeUnit {
+    /// Units of this kind in a second: a divisor, so that 250 ms is exactly 0.25 s.
+    pub fn per_second(self) -> f64 {
+        match self {
+            TimeUnit::Milliseconds => 1e3,
+            TimeUnit::Seconds => 1.0,
+            TimeUnit::Microseconds => 1e6,
+        }
+    }
+
+    /// A time given in this unit, in ms.
+    pub fn to_ms(self, value: f64) -> f64 {
+        value / self.per_second() * 1e3
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Milliseconds => "ms",
+            TimeUnit::Seconds => "s",
+            TimeUnit::Microseconds => "us",
+        }
+    }
+}
+
 /// The unit of depths in a velocity table or file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DepthUnit {
@@ -107,13 +143,15 @@ pub struct Reading {
     pub unit: VelocityUnit,
     pub domain: VerticalDomain,
     pub depth_unit: DepthUnit,
+    pub time_unit: TimeUnit,
 }
 
 impl Reading {
-    /// A vertical value as given (ms or depth unit) in the conversions' units: two-way time in s, depth in m.
+    /// A vertical value as given (time or depth unit) in the conversions' units: two-way time in s, depth in
+    /// m.
     pub fn vertical_si(&self, value: f64) -> f64 {
         match self.domain {
-            VerticalDomain::Time => value / 1000.0,
+            VerticalDomain::Time => value / self.time_unit.per_second(),
             VerticalDomain::Depth => value * self.depth_unit.factor(),
         }
     }
@@ -121,7 +159,7 @@ impl Reading {
     /// The unit of vertical values as given, for messages.
     pub fn vertical_unit(&self) -> &'static str {
         match self.domain {
-            VerticalDomain::Time => "ms",
+            VerticalDomain::Time => self.time_unit.name(),
             VerticalDomain::Depth => self.depth_unit.name(),
         }
     }
@@ -129,7 +167,7 @@ impl Reading {
     /// "RMS velocity in km/s against two-way time in ms", for `validate` and messages.
     pub fn describe(&self) -> String {
         let axis = match self.domain {
-            VerticalDomain::Time => "two-way time in ms".to_string(),
+            VerticalDomain::Time => format!("two-way time in {}", self.time_unit.name()),
             VerticalDomain::Depth => format!("depth in {}", self.depth_unit.name()),
         };
         format!("{} velocity in {} against {axis}", self.kind.name(), self.unit.name())
@@ -161,8 +199,16 @@ mod tests {
             unit: VelocityUnit::FeetPerSecond,
             domain: VerticalDomain::Depth,
             depth_unit: DepthUnit::Feet,
+            time_unit: TimeUnit::Milliseconds,
         };
         assert_eq!(r.vertical_si(1000.0), 304.8);
         assert_eq!(r.describe(), "average velocity in ft/s against depth in ft");
+        let t = Reading { domain: VerticalDomain::Time, ..r };
+        assert_eq!(t.vertical_si(250.0), 0.25);
+        let s = Reading { time_unit: TimeUnit::Seconds, ..t };
+        assert_eq!((s.vertical_si(0.25), s.vertical_unit()), (0.25, "s"));
+        let us = Reading { time_unit: TimeUnit::Microseconds, ..t };
+        assert_eq!((us.vertical_si(250_000.0), TimeUnit::Microseconds.to_ms(250_000.0)), (0.25, 250.0));
+        assert_eq!(us.describe(), "average velocity in ft/s against two-way time in us");
     }
 }

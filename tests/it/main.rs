@@ -39,3 +39,4 @@ mod segy_roundtrip;
 mod time_products;
 mod velocity_forms;
 mod velocity_scan;
+mod velocity_units;

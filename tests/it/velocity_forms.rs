@@ -115,13 +115,15 @@ fn a_segyio_depth_cube_with_depth_in_its_time_fields_is_read_as_depth_cut_and_in
     }
     assert!(o.stdout.contains("velocity  3-D grid 20 × 16 × 40 (depth step 10 m), 1805..2083 m/s"), "{}", o.stdout);
 
-    // Without the override the same file reads as a model in time: another model, and validate says so.
-    let path = job(
-        dir.path(),
-        &format!("kind = \"file\"\npath = {cube:?}"),
-        "method = \"split-step\"\ndz = 10.0\nnz = 30",
-        "inlines = [10]",
-    );
+    // SEG-Y cannot say which it is: without velocity.domain the file is refused; read as time, it is another
+    // model, and validate says so.
+    let imaging = "method = \"split-step\"\ndz = 10.0\nnz = 30";
+    let path = job(dir.path(), &format!("kind = \"file\"\npath = {cube:?}"), imaging, "inlines = [10]");
+    let o = run(&["validate", path.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("velocity.domain: ") && o.stderr.contains("every 10 m of depth"), "{o:?}");
+    let path =
+        job(dir.path(), &format!("kind = \"file\"\npath = {cube:?}\ndomain = \"time\""), imaging, "inlines = [10]");
     let p = prepare(Job::load(&path, &[]).unwrap()).unwrap();
     let got = p.velocity.trace_velocity(0, 100.0);
     assert!((got - cube_velocity(1, 1, 100.0)).abs() > 1.0, "read as time, yet {got} m/s");
