@@ -14,7 +14,8 @@ status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 
 echo "== integration tests with the GPU backend"
-SEISIMAGE_GPU_TESTS=1 "$tests/it" --test-threads=1 >"$out/tests-it.log" 2>&1 || status=1
+# The command-line tests run the binary being checked, not the path they were built beside.
+SEISIMAGE_BIN=$(realpath "$bin") SEISIMAGE_GPU_TESTS=1 "$tests/it" --test-threads=1 >"$out/tests-it.log" 2>&1 || status=1
 tail -n 3 "$out/tests-it.log"
 grep -E "^test .*FAILED|panicked" "$out/tests-it.log" | head -20
 
