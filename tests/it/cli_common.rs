@@ -18,8 +18,12 @@ use seisimage::volume::VolumeReader;
 /// The `seisimage` binary built with these tests, or the one `SEISIMAGE_BIN` names (the tests carried to
 /// another machine, where the build's path does not exist).
 pub fn seisimage() -> Command {
-    let bin = std::env::var_os("SEISIMAGE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_seisimage").into());
-    child(bin)
+    child(seisimage_path())
+}
+
+/// Where the `seisimage` binary of [`seisimage`] is, for tests that hand it to a script.
+pub fn seisimage_path() -> std::ffi::OsString {
+    std::env::var_os("SEISIMAGE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_seisimage").into())
 }
 
 pub use seisimage::io::files::child_process as child;

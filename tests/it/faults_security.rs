@@ -370,7 +370,7 @@ fn links_planted_in_the_output_folder_are_never_written_through() {
         job = job.display()
     );
     let mut cmd = child("sh");
-    cmd.arg("-c").arg(plant).arg(env!("CARGO_BIN_EXE_seisimage"));
+    cmd.arg("-c").arg(plant).arg(crate::cli_common::seisimage_path());
     let o = run_command(&mut cmd);
     assert_eq!(o.code(), Some(0), "{o:?}");
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "the run wrote through a planted link");

@@ -398,7 +398,7 @@ fn the_slurm_script_leaves_a_log() {
     std::fs::create_dir(&bin).unwrap();
     std::fs::write(bin.join("srun"), "#!/bin/sh\nexec \"$@\"\n").unwrap();
     std::fs::set_permissions(bin.join("srun"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_seisimage"), bin.join("seisimage")).unwrap();
+    std::os::unix::fs::symlink(crate::cli_common::seisimage_path(), bin.join("seisimage")).unwrap();
     let list = dir.path().join("jobs.txt");
     std::fs::write(&list, format!("{}\n", job.display())).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/slurm-array.sh");
