@@ -223,7 +223,7 @@ const SWAP_SPREAD: f64 = 3.0;
 
 /// Refuse a function whose columns look swapped: at least three picks, every time or depth (as given) a
 /// plausible velocity in the job's unit, and "velocities" increasing with a spread (largest over smallest)
-/// at least [`SWAP_SPREAD`] times that of the times or depths. Times and depths start near the surface, so
+/// at least `SWAP_SPREAD` times that of the times or depths. Times and depths start near the surface, so
 /// their spread is large; a function's velocities rarely span a factor of four. A real function that looks
 /// so (picks starting deep, velocities tripling within a short interval) has a hint it cannot follow, but
 /// none has been seen. `at` and `velocity` are as given; `range` is in m/s.
