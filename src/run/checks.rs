@@ -13,6 +13,8 @@ use crate::job::Job;
 use super::execute::human_bytes;
 use super::folder::refuse_unless_empty;
 use super::Prepared;
+use crate::imaging::cpu::host_plan;
+use crate::imaging::store::{Place, HOST_HEADROOM};
 
 /// Check the files `job` names: its input and velocity files can be read, its output folder is (or can be
 /// made) a folder this process can write in, and `output.existing = "refuse"` finds it empty.
@@ -66,22 +68,11 @@ fn writable_folder(dir: &Path) -> std::io::Result<()> {
 }
 
 /// What `validate` says of the plan's memory against this machine: the host memory the CPU engine needs
-/// (and the host side of a GPU run) against what is available, and the device memory against the GPU's.
+/// (and the host side of a GPU run) against what it may use, and the device memory against the GPU's.
 pub fn memory_report(p: &Prepared) -> Vec<String> {
     let plan = &p.plan;
-    // A velocity scan keeps every member's boxes and a copy of the spectrum (on the CPU, not for Stolt).
     let members = p.scan.len().max(1);
-    let host = plan.host_memory_bytes() + plan.scan_bytes(members, plan.method != crate::imaging::Method::Stolt);
-    let fits = |needed: u64, have: u64| if needed <= have { "fits" } else { "does not fit" };
-    let mut lines = vec![match crate::imaging::store::available_host_memory() {
-        Some(have) => format!(
-            "host memory: the plan needs ≈ {}, this machine has {} available: {}",
-            human_bytes(host),
-            human_bytes(have),
-            fits(host, have)
-        ),
-        None => format!("host memory: the plan needs ≈ {} (what is available is unknown here)", human_bytes(host)),
-    }];
+    let mut lines = vec![host_memory_line(p, members)];
     let device = plan.device_memory_bytes() + plan.scan_bytes(members, true);
     let compute = &p.job.config.compute;
     lines.push(match crate::gpu::runtime::probe_device(compute.device) {
@@ -112,4 +103,46 @@ pub fn memory_report(p: &Prepared) -> Vec<String> {
         ),
     });
     lines
+}
+
+/// The CPU engine's memory plan as the run will make it: the same bound (`compute.host_memory_gb`, or
+/// [`HOST_HEADROOM`] of what this process could still be given, counting `ulimit -v` and a control group's
+/// limit) and the same choice between the whole spectrum, frequency bands and a refusal, so that what
+/// `validate` calls "fits" is what the run can have.
+fn host_memory_line(p: &Prepared, members: usize) -> String {
+    let store = p.job.config.compute.store_settings();
+    let usable = store.usable_host_memory();
+    let have = match (crate::imaging::store::available_host_memory(), store.host_memory) {
+        (Some(available), None) => format!(
+            "this machine has {} available, of which a run uses at most {:.0} %",
+            human_bytes(available),
+            HOST_HEADROOM * 100.0
+        ),
+        (Some(available), Some(_)) => format!(
+            "this machine has {} available, and compute.host_memory_gb allows {}",
+            human_bytes(available),
+            human_bytes(usable)
+        ),
+        (None, _) => "what is available is unknown here".to_string(),
+    };
+    let limited = store.host_memory.is_some();
+    match host_plan(&p.plan, members, usable, limited) {
+        Ok(hp) => {
+            let verdict = match hp.place {
+                Place::Whole => "fits".to_string(),
+                Place::Memory => {
+                    format!("fits in {} frequency bands, the spectrum waiting in memory", hp.bands.ranges.len())
+                }
+                Place::Disk => {
+                    format!("fits in {} frequency bands, the spectrum waiting on scratch disk", hp.bands.ranges.len())
+                }
+            };
+            format!(
+                "host memory: the plan needs ≈ {} ({}), {have}: {verdict}",
+                human_bytes(hp.budget.total()),
+                hp.budget.describe()
+            )
+        }
+        Err(why) => format!("host memory: {have}: does not fit: {why}"),
+    }
 }

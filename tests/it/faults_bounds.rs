@@ -122,3 +122,131 @@ fn the_memory_check_counts_the_address_space_limit() {
     let bytes = value.parse::<f64>().unwrap() * if unit == "GB" { 1e9 } else { 1e6 };
     assert!(bytes <= (1u64 << 30) as f64, "{have}: {o:?}");
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Requests and files that ask for more memory than the process may have (issue: aborts under `ulimit -v`)
+
+/// The address space the runs below get, as `ulimit -v 2000000` gives.
+const LIMIT: u64 = 2_048_000_000;
+
+/// `seisimage ARGS` under [`LIMIT`], with few threads and malloc arenas so that the process's own mappings
+/// stay small whatever the machine.
+fn limited(args: &[&str]) -> Outcome {
+    let mut cmd = seisimage();
+    cmd.args(args).env("MALLOC_ARENA_MAX", "2").env("RAYON_NUM_THREADS", "2");
+    run_within_address_space(&mut cmd, LIMIT)
+}
+
+/// An outcome that is an answer (done, failed, or a mistake in the job), not an abort, a panic or a kill.
+fn assert_answered(o: &Outcome, what: &str) {
+    assert!(matches!(o.code(), Some(0..=2)), "{what}: {o:?}");
+    assert!(!o.stderr.contains("panicked") && !o.stderr.contains("memory allocation of"), "{what}: {o:?}");
+}
+
+/// A job on `input` with `imaging` keys, `compute` keys besides two threads, and `output` keys (and the
+/// sections after them), written in `dir`.
+fn job(dir: &Path, input: &Path, imaging: &str, compute: &str, output: &str) -> PathBuf {
+    let out = dir.join("out");
+    let text = crate::cli_common::job_text(input, &out, imaging, output).replace(
+        "[compute]
+",
+        &format!(
+            "[compute]
+threads = 2
+{compute}
+"
+        ),
+    );
+    crate::cli_common::write_job(&dir.join("job.toml"), &text)
+}
+
+/// `validate`'s verdict on host memory: its line, and whether it says the plan fits.
+fn host_memory_verdict(o: &Outcome) -> (String, bool) {
+    let line = o.stdout.lines().find(|l| l.contains("host memory:")).expect("a host memory line").to_string();
+    let fits = !line.contains("does not fit");
+    (line, fits)
+}
+
+/// `validate` and `run` of the same job under [`LIMIT`] agree: a job `validate` says fits runs, and one it
+/// says does not fit fails cleanly (exit 1, or 2 at `compute.host_memory_gb`) before migrating, leaving no
+/// manifest. Returns whether it fit.
+fn validate_and_run_agree(dir: &Path, job: &Path) -> bool {
+    let checked = limited(&["validate", job.to_str().unwrap()]);
+    assert_eq!(checked.code(), Some(0), "{checked:?}");
+    let (line, fits) = host_memory_verdict(&checked);
+    let ran = limited(&["run", job.to_str().unwrap()]);
+    assert_answered(&ran, "run");
+    if fits {
+        assert_eq!(ran.code(), Some(0), "validate said \"{line}\": {ran:?}");
+    } else {
+        assert_ne!(ran.code(), Some(0), "validate said \"{line}\": {ran:?}");
+        assert!(ran.stderr.contains("of host memory"), "{ran:?}");
+        assert!(!dir.join("out/manifest.json").exists());
+    }
+    fits
+}
+
+/// `imaging.dz = 0.001` makes an image of hundreds of thousands of levels. `validate` judges it by the
+/// bound the run uses (here `compute.host_memory_gb`, which it ignored and called the plan "fits"), and the
+/// run refuses it at once, whether by that bound or by the address space.
+#[test]
+fn a_millimetre_depth_step_is_judged_by_validate_as_the_run_judges_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(16, 16, 100);
+    let input = dir.path().join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    // The whole image, 396 001 levels of 256 traces: about 0.4 GB.
+    let whole = |name: &str| format!("[[output.roi]]\nname = \"{name}\"\nformats = [\"npy\"]\n");
+    let imaging = "dz = 0.001\nfmax = 5.0";
+    let bounded = job(dir.path(), &input, imaging, "host_memory_gb = 0.2", &whole("all"));
+    let checked = limited(&["validate", bounded.to_str().unwrap()]);
+    let (line, fits) = host_memory_verdict(&checked);
+    assert!(!fits && line.contains("compute.host_memory_gb"), "{checked:?}");
+    assert!(!validate_and_run_agree(dir.path(), &bounded));
+    // Six such boxes: more than the address space.
+    let boxes: String = (0..6).map(|i| whole(&format!("box{i}"))).collect();
+    let job = job(dir.path(), &input, imaging, "", &boxes);
+    assert!(!validate_and_run_agree(dir.path(), &job));
+}
+
+/// `window.time_pad_factor = 1000` pads every trace to a thousand times its length: a spectrum of
+/// hundreds of thousands of frequencies that neither fits at once nor in bands.
+#[test]
+fn a_time_pad_factor_of_1000_is_refused_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(64, 64, 500);
+    let input = dir.path().join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let job = job(dir.path(), &input, "dz = 10.0", "", "inlines = [8]\n\n[window]\ntime_pad_factor = 1000.0");
+    assert!(!validate_and_run_agree(dir.path(), &job));
+}
+
+/// A 1 MB HDF5 file of 16 × 16 × 10⁶ zeros, deflated, declares 1 GB of samples: reading, plotting,
+/// validating and migrating it (few frequencies, few levels) stay within the address space or stop with
+/// an error.
+#[test]
+fn a_small_deflated_hdf5_of_a_billion_bytes_of_zeros_is_read_within_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("zeros.h5");
+    let shape = [16, 16, 1_000_000];
+    {
+        let file = hdf5::File::create(&input).unwrap();
+        let ds = file.new_dataset::<f32>().shape(shape).chunk([1, 16, 1_000_000]).deflate(1).create("seismic").unwrap();
+        let zeros = vec![0f32; shape[1] * shape[2]];
+        for il in 0..shape[0] {
+            crate::faults_security::h5raw::write_inline(&ds, il, shape, &zeros);
+        }
+    }
+    assert!(std::fs::metadata(&input).unwrap().len() < 8 << 20);
+    let name = input.to_str().unwrap();
+    let info = limited(&["info", name]);
+    assert_eq!(info.code(), Some(0), "{info:?}");
+    let png = dir.path().join("slice.png");
+    let plot = limited(&["plot", name, "--time", "500000", "-o", png.to_str().unwrap()]);
+    assert_eq!(plot.code(), Some(0), "{plot:?}");
+    let imaging = "dz = 10.0\nzmax = 20.0\nfmax = 1.0";
+    let job = job(dir.path(), &input, imaging, "", "inlines = [8]").to_str().unwrap().to_string();
+    let text = std::fs::read_to_string(&job).unwrap().replace("[velocity]", "bin_size = [12.5, 12.5]\n\n[velocity]");
+    std::fs::write(&job, text).unwrap();
+    assert!(validate_and_run_agree(dir.path(), Path::new(&job)));
+}

@@ -62,7 +62,7 @@ fn small_job(dir: &Path, imaging: &str, output: &str) -> (PathBuf, PathBuf, Path
 // ---------------------------------------------------------------------------------------------------------
 // HDF5: filter plugins, storage in other files, virtual datasets, links out of the file
 
-mod h5raw {
+pub(crate) mod h5raw {
     //! The few raw HDF5 calls the hostile files need: the high-level crate refuses to make them.
     use std::ffi::CString;
     use std::path::Path;
