@@ -99,6 +99,10 @@ pub struct VelocitySpec {
     pub input: InputOptions,
 }
 
+/// The most members a velocity scan may have: a scan multiplies the files a job writes and the images it
+/// holds by its members, and its panels draw them side by side; a finer scan is a second job.
+pub const MAX_SCAN_MEMBERS: usize = 100;
+
 fn default_range() -> [f64; 2] {
     DEFAULT_RANGE
 }
@@ -348,11 +352,21 @@ impl VelocitySpec {
             }
         }
         let steps = self.scan();
+        let scan_key = if self.scale.is_empty() { "velocity.velocity" } else { "velocity.scale" };
+        if steps.len() > MAX_SCAN_MEMBERS {
+            return Err(Error::at_key(
+                scan_key,
+                format!(
+                    "a velocity scan of {} members: at most {MAX_SCAN_MEMBERS} (each member writes every product \
+                     and keeps its own image, and a panel puts every member side by side)",
+                    steps.len()
+                ),
+            ));
+        }
         for (i, s) in steps.iter().enumerate() {
             if let Some(j) = steps[..i].iter().position(|o| o.suffix() == s.suffix()) {
-                let key = if self.scale.is_empty() { "velocity.velocity" } else { "velocity.scale" };
                 return Err(Error::at_key(
-                    key,
+                    scan_key,
                     format!(
                         "{} and {} would both name their products {}: give distinct values",
                         steps[j].label(),

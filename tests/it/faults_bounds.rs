@@ -250,3 +250,35 @@ fn a_small_deflated_hdf5_of_a_billion_bytes_of_zeros_is_read_within_bounds() {
     std::fs::write(&job, text).unwrap();
     assert!(validate_and_run_agree(dir.path(), Path::new(&job)));
 }
+
+/// A velocity scan of 6000 members wrote 42 006 files and took 3.7 GB: a scan has at most 100 members,
+/// refused at its key before anything is read or written.
+#[test]
+fn a_velocity_scan_has_at_most_100_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = input(dir.path());
+    let out = dir.path().join("out");
+    let velocities: Vec<String> = (0..6000).map(|i| format!("{}.0", 1500 + i)).collect();
+    let scans = [
+        ("velocity.velocity", "6000 members", format!("velocity = [{}]", velocities.join(", "))),
+        (
+            "velocity.scale",
+            "101 members",
+            format!(
+                "velocity = 2000.0\nscale = [{}]",
+                (0..101).map(|i| format!("{:.2}", 0.5 + 0.01 * i as f64)).collect::<Vec<_>>().join(", ")
+            ),
+        ),
+    ];
+    for (key, members, velocity) in scans {
+        let text = crate::cli_common::job_text(&input, &out, "dz = 10.0", "inlines = [8]")
+            .replace("velocity = 2000.0", &velocity);
+        let job = crate::cli_common::write_job(&dir.path().join("scan.toml"), &text);
+        for command in ["validate", "run"] {
+            let o = limited(&[command, job.to_str().unwrap()]);
+            assert_eq!(o.code(), Some(2), "{command} {key}: {o:?}");
+            assert!(o.stderr.contains(key) && o.stderr.contains(members) && o.stderr.contains("at most 100"), "{o:?}");
+        }
+        assert!(!out.exists(), "{key}");
+    }
+}
