@@ -8,12 +8,17 @@
 //! Numbers are separated by spaces, tabs or commas; `#` starts a comment; blank lines are skipped, and so
 //! is one line of column names before the first pick. Hand-written rather than a CSV crate: the format is
 //! this small, and every refusal must name the file and its line. Nothing is read beyond
-//! [`MAX_TEXT_BYTES`], and what is held is bounded by the file's size.
+//! [`MAX_TEXT_BYTES`], and no more than [`MAX_PICKS`] picks are held.
 
 use std::path::Path;
 
 /// Larger files are refused: a velocity table of a quarter of a gigabyte is not one.
 pub const MAX_TEXT_BYTES: u64 = 256 << 20;
+
+/// Files with more picks are refused, whatever their size: each pick is held a few times over while the
+/// functions are built (about 150 bytes), and no velocity analysis gives this many (a function every 20
+/// lines both ways of a 4000 × 4000-trace survey, each of 100 picks, is 4 million).
+pub const MAX_PICKS: usize = 1 << 22;
 
 /// One line of numbers and its 1-based line number.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +96,9 @@ pub fn parse_rows(bytes: &[u8], columns: usize, what: &str) -> Result<Vec<Row>, 
                 tokens.len(),
                 crate::io::files::quoted(text, 80)
             ));
+        }
+        if rows.len() == MAX_PICKS {
+            return Err(format!("line {line}: more than {MAX_PICKS} picks ({what}), more than a velocity file holds"));
         }
         let mut values = Vec::with_capacity(columns);
         for (t, v) in tokens.iter().zip(numbers) {

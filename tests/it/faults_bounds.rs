@@ -282,3 +282,34 @@ fn a_velocity_scan_has_at_most_100_members() {
         assert!(!out.exists(), "{key}");
     }
 }
+
+/// A velocity table of 255 MiB (twenty million picks, under the 256 MiB a text file may have) held about
+/// 64 bytes per pick and aborted: more than 4 194 304 picks are refused, naming the file and the line.
+#[test]
+fn a_velocity_table_of_20_million_picks_is_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = input(dir.path());
+    let table = dir.path().join("vel.txt");
+    {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&table).unwrap());
+        let mut written = 0;
+        let mut t = 0u64;
+        while written < (255 << 20) - 64 {
+            let line = format!("{t} 2000\n");
+            w.write_all(line.as_bytes()).unwrap();
+            written += line.len();
+            t += 1;
+        }
+    }
+    let job = job(dir.path(), &input, "dz = 10.0", "", "inlines = [8]");
+    let velocity = format!("kind = \"table\"\npath = {table:?}\ndomain = \"time\"");
+    let text = std::fs::read_to_string(&job).unwrap().replace("kind = \"constant\"\nvelocity = 2000.0", &velocity);
+    std::fs::write(&job, text).unwrap();
+    for command in ["validate", "run"] {
+        let o = limited(&[command, job.to_str().unwrap()]);
+        assert_eq!(o.code(), Some(2), "{command}: {o:?}");
+        assert!(o.stderr.contains("velocity.path") && o.stderr.contains("vel.txt: line 4194305"), "{o:?}");
+        assert!(o.stderr.contains("more than 4194304 picks"), "{o:?}");
+    }
+}
