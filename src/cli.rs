@@ -400,8 +400,8 @@ pub struct BenchArgs {
     /// Where to compute.
     #[arg(long, value_enum, default_value_t = seisimage::job::Backend::Auto)]
     pub backend: seisimage::job::Backend,
-    /// Number of depth steps (10 m each).
-    #[arg(long, default_value_t = 500)]
+    /// Number of depth steps (10 m each), at most 1000000.
+    #[arg(long, default_value_t = 500, value_parser = parse_depth_steps)]
     pub depth_steps: usize,
     /// Highest frequency migrated (Hz).
     #[arg(long, default_value_t = 60.0)]
@@ -412,12 +412,12 @@ pub struct BenchArgs {
     /// Also write the results as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// CPU mode: thread counts to measure scaling over (default 1, 2, 4, … all cores).
-    #[arg(long, value_delimiter = ',')]
+    /// CPU mode: thread counts to measure scaling over (default 1, 2, 4, … all cores), each at most 1024.
+    #[arg(long, value_delimiter = ',', value_parser = parse_thread_count)]
     pub threads: Vec<usize>,
     /// Also time a velocity scan of N members (velocity × 0.9 … × 1.1) from one ingest, against one ingest
-    /// plus N migrations and against N separate runs.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// plus N migrations and against N separate runs; N is at most 100, as in a job's velocity scan.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = parse_scan_members)]
     pub scales: usize,
 }
 
@@ -442,6 +442,28 @@ fn parse_size(s: &str) -> Result<[usize; 3], String> {
         return Err(format!("{s} is {samples} samples; at most {MAX_SAMPLES} (2^40, 4.4 TB) are made"));
     }
     Ok(out)
+}
+
+/// A count of at most `most`: the benchmark's sizes are bounded like a job's, so that a mistyped one is
+/// refused (exit 2) instead of asking for more memory than a machine has.
+fn parse_count(s: &str, most: usize, why: &str) -> Result<usize, String> {
+    let n: usize = s.trim().parse().map_err(|_| format!("expected a whole number, got {s:?}"))?;
+    match n <= most {
+        true => Ok(n),
+        false => Err(format!("{n} is more than {most}, {why}")),
+    }
+}
+
+fn parse_depth_steps(s: &str) -> Result<usize, String> {
+    parse_count(s, seisimage::imaging::plan::MAX_LEVELS, "the most depth levels an image may have")
+}
+
+fn parse_thread_count(s: &str) -> Result<usize, String> {
+    parse_count(s, seisimage::job::MAX_THREADS, "the most threads seisimage starts")
+}
+
+fn parse_scan_members(s: &str) -> Result<usize, String> {
+    parse_count(s, seisimage::velocity::spec::MAX_SCAN_MEMBERS, "the most members a velocity scan may have")
 }
 
 fn parse_share(s: &str) -> Result<seisimage::imaging::bands::Share, String> {

@@ -17,7 +17,7 @@ use crate::volume::{Domain, Geometry, SampleAxis};
 use crate::window::{fast_len, NonFinite, WindowParams, WindowPlan};
 
 /// Largest number of depth levels an image may have (a guard against a mistyped `dz`).
-const MAX_LEVELS: usize = 1_000_000;
+pub const MAX_LEVELS: usize = 1_000_000;
 /// Input read per chunk, before windowing and the time FFT.
 pub const INGEST_CHUNK_BYTES: usize = 32 << 20;
 /// Aperture angle the automatic lateral pad assumes when no dip limit is given.

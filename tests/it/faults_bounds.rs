@@ -313,3 +313,14 @@ fn a_velocity_table_of_20_million_picks_is_refused_naming_the_file() {
         assert!(o.stderr.contains("more than 4194304 picks"), "{o:?}");
     }
 }
+
+/// `bench --scales 1000000000` took every byte of the machine; its counts are bounded like a job's
+/// (exit 2, naming the option), before anything is made.
+#[test]
+fn bench_sizes_are_bounded_like_a_job() {
+    for (option, value) in [("--scales", "1000000000"), ("--depth-steps", "2000000"), ("--threads", "1,100000")] {
+        let o = limited(&["bench", "--size", "4x4x20", "--backend", "cpu", option, value]);
+        assert_eq!(o.code(), Some(2), "{option}: {o:?}");
+        assert!(o.stderr.contains(option) && o.stderr.contains("is more than"), "{o:?}");
+    }
+}
