@@ -283,6 +283,31 @@ fn a_velocity_scan_has_at_most_100_members() {
     }
 }
 
+/// A 47 MB manifest planted in the output folder, of a million records of files that are not there, is
+/// read within the address space: the run replaces it with its own and removes nothing else.
+#[test]
+fn a_planted_manifest_of_47_mb_is_read_within_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = input(dir.path());
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let mut manifest = String::from("{\"products\":[");
+    let mut i = 0;
+    while manifest.len() < 47_000_000 {
+        manifest.push_str(&format!("{{\"files\":[{{\"path\":\"f{i}\",\"bytes\":0,\"sha256\":\"\"}}]}},"));
+        i += 1;
+    }
+    manifest.push_str("{\"files\":[{\"path\":\"notes.txt\",\"bytes\":1,\"sha256\":\"\"}]}]}");
+    std::fs::write(out.join("manifest.json"), &manifest).unwrap();
+    let job = job(dir.path(), &input, "dz = 10.0", "", "inlines = [8]");
+    let o = limited(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stderr.contains("leaves notes.txt: it has 4 bytes, not the 1"), "{o:?}");
+    assert_eq!(std::fs::read_to_string(out.join("notes.txt")).unwrap(), "mine");
+    assert!(std::fs::metadata(out.join("manifest.json")).unwrap().len() < 1 << 20);
+}
+
 /// A velocity table of 255 MiB (twenty million picks, under the 256 MiB a text file may have) held about
 /// 64 bytes per pick and aborted: more than 4 194 304 picks are refused, naming the file and the line.
 #[test]
