@@ -156,21 +156,8 @@ pub fn validate(args: &JobArgs) -> anyhow::Result<()> {
 /// What `output.existing` would take out of the output folder if the job ran now, and what it would leave.
 fn existing_report(prepared: &run::Prepared) -> Vec<String> {
     let existing = prepared.job.config.output.existing;
-    let mode = format!("{existing:?}").to_lowercase();
     let clearing = prepared.clearing();
-    let removes = match clearing.remove.as_slice() {
-        [] => "removes no file".to_string(),
-        names => {
-            let shown: Vec<&str> = names.iter().take(8).map(String::as_str).collect();
-            let more = if names.len() > shown.len() {
-                format!(", and {} more", names.len() - shown.len())
-            } else {
-                String::new()
-            };
-            format!("removes {}: {}{more}", run::count(names.len(), "file"), shown.join(", "))
-        }
-    };
-    let mut lines = vec![format!("existing  {mode}: {removes}")];
+    let mut lines = vec![format!("existing  {}", clearing.summary(existing))];
     lines.extend(clearing.warnings(existing).into_iter().map(|w| format!("warning   {w}")));
     lines
 }

@@ -252,7 +252,7 @@ impl Clearing {
     /// The files kept, as warnings: a few by name, then how many more.
     pub fn warnings(&self, existing: Existing) -> Vec<String> {
         const SHOWN: usize = 8;
-        let mode = format!("{existing:?}").to_lowercase();
+        let mode = mode_name(existing);
         let mut warnings: Vec<String> =
             self.kept.iter().take(SHOWN).map(|kept| format!("output.existing = \"{mode}\" leaves {kept}")).collect();
         if self.kept.len() > SHOWN {
@@ -260,6 +260,26 @@ impl Clearing {
         }
         warnings
     }
+
+    /// What the clearing takes, for `validate`: `replace: removes 2 files: inline_5.png, inline_5.json`.
+    pub fn summary(&self, existing: Existing) -> String {
+        const SHOWN: usize = 8;
+        let removes = match self.remove.as_slice() {
+            [] => "removes no file".to_string(),
+            names => {
+                let more = names.len().saturating_sub(SHOWN);
+                let more = if more > 0 { format!(", and {more} more") } else { String::new() };
+                let shown = names.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join(", ");
+                format!("removes {}: {shown}{more}", super::count(names.len(), "file"))
+            }
+        };
+        format!("{}: {removes}", mode_name(existing))
+    }
+}
+
+/// `output.existing` as the job file spells it.
+fn mode_name(existing: Existing) -> String {
+    format!("{existing:?}").to_lowercase()
 }
 
 /// Why the entry at `path` is not a run's to remove, if it is not: it is (or leads to) a file the run
