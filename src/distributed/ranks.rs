@@ -161,7 +161,7 @@ pub fn share_id(
     let path = dir.join(ID_FILE);
     if env.rank == 0 {
         let id = make()?;
-        let folder = Arc::new(crate::io::files::private_folder(dir)?);
+        let folder = Arc::new(crate::io::output::Folder::private(dir)?);
         crate::io::output::write_atomic_in(&folder, ID_FILE, &[ID_MAGIC, &id].concat())?;
         return Ok(id);
     }
@@ -201,7 +201,7 @@ fn read_id(dir: &Path) -> Result<Option<[u8; 128]>> {
         Err(e) if not_found(&e) => return Ok(None),
         read => read.at(&path)?,
     };
-    if let Some(why) = crate::io::files::folder_not_private(&folder) {
+    if let Some(why) = folder.not_private() {
         let message = format!("{why}: the NCCL id in it is not trusted; remove the folder and run again");
         return Err(Error::io(path, std::io::Error::new(std::io::ErrorKind::PermissionDenied, message)));
     }
@@ -226,7 +226,7 @@ fn read_note(folder: &Folder, name: &str, limit: u64) -> std::io::Result<Vec<u8>
 /// Tell the other ranks that this one failed with `error`: a note in the rendezvous folder.
 pub fn note_failure(dir: &Path, rank: usize, error: &Error) {
     let note = format!("{}\n{error}", error.exit_code());
-    let written = crate::io::files::private_folder(dir).and_then(|folder| {
+    let written = crate::io::output::Folder::private(dir).and_then(|folder| {
         crate::io::output::write_atomic_in(&Arc::new(folder), &format!("{NOTE_PREFIX}{rank}"), note.as_bytes())
     });
     if let Err(e) = written {
@@ -241,7 +241,7 @@ const MAX_NOTE: usize = 4096;
 /// not private to this user holds none that counts).
 pub fn peer_failure(dir: &Path, me: usize) -> Option<Error> {
     let folder = Folder::open_no_link(dir).ok()?;
-    if crate::io::files::folder_not_private(&folder).is_some() {
+    if folder.not_private().is_some() {
         return None;
     }
     let mut failed: Vec<(usize, String)> = notes(&folder).into_iter().filter(|(rank, _)| *rank != me).collect();
@@ -299,7 +299,7 @@ pub fn clear(dir: &Path) {
 /// folder with it).
 fn remove_rendezvous(output: &Folder, name: &str) -> std::io::Result<()> {
     let folder = output.subfolder(name)?;
-    if crate::io::files::folder_not_private(&folder).is_some() {
+    if folder.not_private().is_some() {
         return Ok(());
     }
     for entry in folder.names()? {
@@ -317,9 +317,7 @@ pub fn remove_failed(output: &Folder, own: Option<&str>) {
         if own.is_some_and(|id| name.strip_prefix(RENDEZVOUS_PREFIX) == Some(id)) {
             continue;
         }
-        let failed = output
-            .subfolder(name)
-            .is_ok_and(|f| crate::io::files::folder_not_private(&f).is_none() && !notes(&f).is_empty());
+        let failed = output.subfolder(name).is_ok_and(|f| f.not_private().is_none() && !notes(&f).is_empty());
         if failed && remove_rendezvous(output, name).is_ok() {
             tracing::info!("removed {}, left by a run over several GPUs that failed", output.join(name).display());
         }
@@ -502,7 +500,7 @@ mod tests {
         let at = |id: &str| rendezvous_path(out.path(), id);
         note_failure(&at("failed"), 1, &Error::Backend("no GPU".into()));
         note_failure(&at("own"), 1, &Error::Backend("no GPU".into()));
-        let meeting = Arc::new(crate::io::files::private_folder(&at("meeting")).unwrap());
+        let meeting = Arc::new(crate::io::output::Folder::private(&at("meeting")).unwrap());
         crate::io::output::write_atomic_in(&meeting, ID_FILE, &[ID_MAGIC, &[7u8; 128]].concat()).unwrap();
         let victim = out.path().join("victim");
         std::fs::DirBuilder::new().mode(0o700).create(&victim).unwrap();

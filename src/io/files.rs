@@ -172,15 +172,8 @@ pub fn not_private(dir: &Path) -> Option<String> {
     }
 }
 
-/// [`not_private`] for a folder held open: what the open folder is, whatever its path leads to now.
-pub fn folder_not_private(folder: &crate::io::output::Folder) -> Option<String> {
-    match folder.stat() {
-        Ok(stat) => why_not_private(folder.path(), true, stat.st_uid, stat.st_mode),
-        Err(e) => Some(format!("{}: {e}", folder.path().display())),
-    }
-}
-
-fn why_not_private(dir: &Path, is_dir: bool, uid: u32, mode: u32) -> Option<String> {
+/// Why a folder of `uid` and `mode` at `dir` is not private to the user running seisimage, if it is not.
+pub(crate) fn why_not_private(dir: &Path, is_dir: bool, uid: u32, mode: u32) -> Option<String> {
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     if !is_dir {
@@ -194,35 +187,22 @@ fn why_not_private(dir: &Path, is_dir: bool, uid: u32, mode: u32) -> Option<Stri
     }
 }
 
-/// [`private_dir`], held open: the folder made (or found) at `dir` is opened without following a link
-/// and checked as opened, so that what is written in it next goes into the folder checked.
-pub fn private_folder(dir: &Path) -> Result<crate::io::output::Folder> {
+/// Make `dir` (with the folders above it), mode 0700, unless it is there already.
+pub(crate) fn make_private_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).at(parent)?;
     }
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(Error::io(dir, e)),
-        _ => {}
-    }
-    let folder = crate::io::output::Folder::open_no_link(dir).at(dir)?;
-    match folder_not_private(&folder) {
-        Some(why) => Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::PermissionDenied, why))),
-        None => Ok(folder),
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(Error::io(dir, e)),
+        _ => Ok(()),
     }
 }
 
 /// Make `dir` (with the folders above it) a folder private to this user, mode 0700, or check that the
 /// folder there is one (see [`not_private`]).
 pub fn private_dir(dir: &Path) -> Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).at(parent)?;
-    }
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(Error::io(dir, e)),
-        _ => {}
-    }
+    make_private_dir(dir)?;
     match not_private(dir) {
         Some(why) => Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::PermissionDenied, why))),
         None => Ok(()),

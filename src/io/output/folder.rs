@@ -22,6 +22,27 @@ pub struct Folder {
 }
 
 impl Folder {
+    /// The folder at `dir`, made private to this user (mode 0700) if it is not there, opened without
+    /// following a link and checked as opened (see [`crate::io::files::not_private`]), so that what is
+    /// written in it next goes into the folder checked.
+    pub fn private(dir: &Path) -> crate::error::Result<Folder> {
+        use crate::error::{Error, IoContext};
+        crate::io::files::make_private_dir(dir)?;
+        let folder = Folder::open_no_link(dir).at(dir)?;
+        match folder.not_private() {
+            Some(why) => Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::PermissionDenied, why))),
+            None => Ok(folder),
+        }
+    }
+
+    /// Why the folder opened is not private to this user, if it is not, whatever its path leads to now.
+    pub fn not_private(&self) -> Option<String> {
+        match self.stat() {
+            Ok(stat) => crate::io::files::why_not_private(&self.path, true, stat.st_uid, stat.st_mode),
+            Err(e) => Some(format!("{}: {e}", self.path.display())),
+        }
+    }
+
     /// Open the folder at `path`, links to it followed (the user may name a folder by a link of theirs).
     pub fn open(path: &Path) -> std::io::Result<Folder> {
         Folder::open_with(path, OFlags::empty())
