@@ -71,7 +71,7 @@ fn main() {
     let shape = [shape[0], shape[1], shape[2]];
     let methods: Vec<Method> = env_or("SEISIMAGE_BENCH_METHODS", "phase-shift,stolt,split-step")
         .split(',')
-        .map(|m| <Method as clap::ValueEnum>::from_str(m.trim(), true).expect("a method name"))
+        .map(|m| <Method as seisimage::choice::Choice>::from_name(m.trim()).expect("a method name"))
         .collect();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads: Vec<usize> = match std::env::var("SEISIMAGE_BENCH_THREADS") {

@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use seisimage::choice::Choice;
 
 use seisimage::io::segy::{Endian, HeaderPreset};
 use seisimage::io::FileFormat;
@@ -76,7 +78,7 @@ pub enum Command {
 #[command(next_help_heading = "SEG-Y headers")]
 pub struct SegyArgs {
     /// Trace-header byte locations: standard (il 189, xl 193, x 181, y 185) or petrel (il 5, xl 21, x 73, y 77).
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<HeaderPreset>(), default_value = default_name::<HeaderPreset>())]
     pub headers: HeaderPreset,
     /// Byte (1-based) of the 4-byte inline number in each trace header; overrides --headers.
     #[arg(long, value_name = "BYTE")]
@@ -91,7 +93,7 @@ pub struct SegyArgs {
     #[arg(long, value_name = "BYTE")]
     pub y_byte: Option<u16>,
     /// Byte order. auto: the SEG-Y rev-2 constant when present, else whichever order gives plausible headers.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<Endian>(), default_value = default_name::<Endian>())]
     pub endian: Endian,
     /// SEG-Y sample format code to read with instead of the binary header's (bytes 3225-3226), for files
     /// that state it wrongly: 1 IBM float, 2/3/8 signed integers of 4/2/1 bytes, 5 IEEE float, ...
@@ -124,7 +126,7 @@ pub struct InfoArgs {
     #[arg(long, value_name = "N", conflicts_with = "json")]
     pub trace: Option<usize>,
     /// Input container, when the name does not tell.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<FileFormat>(), default_value = default_name::<FileFormat>())]
     pub format: FileFormat,
     /// HDF5: path of the 3-D dataset.
     #[arg(long, default_value = seisimage::io::hdf5::DEFAULT_DATASET)]
@@ -140,10 +142,10 @@ pub struct ConvertArgs {
     /// Output file; its extension picks the format (.sgy/.segy, .h5/.hdf5, .npy) unless --to is given.
     pub output: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<FileFormat>(), default_value = default_name::<FileFormat>())]
     pub to: FileFormat,
     /// Input container, when the name does not tell.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<FileFormat>(), default_value = default_name::<FileFormat>())]
     pub format: FileFormat,
     /// HDF5 dataset path, for input and output.
     #[arg(long, default_value = seisimage::io::hdf5::DEFAULT_DATASET)]
@@ -202,7 +204,7 @@ pub struct RunArgs {
     pub overrides: Vec<String>,
     /// Where to compute: auto (GPU when one is usable, else CPU, with a message), cpu, or cuda.
     /// Overrides compute.backend of the job file.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<seisimage::job::Backend>())]
     pub backend: Option<seisimage::job::Backend>,
     /// Migrate only share I of N of the job's frequencies (I from 1 to N) and write its partial products
     /// (shard-I-of-N.partial) instead of the products; `seisimage reduce JOB --shards N` sums the shares
@@ -265,14 +267,14 @@ pub struct PlotArgs {
     #[arg(short, long, value_name = "PNG")]
     pub output: std::path::PathBuf,
     /// Draw a complex-trace attribute of the slice instead of its amplitudes.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<seisimage::attributes::Attribute>())]
     pub attribute: Option<seisimage::attributes::Attribute>,
     /// Half-height of the window of samples (ms or m) over which the attribute of a time or depth slice is
     /// computed.
     #[arg(long, value_name = "LENGTH", default_value_t = 200.0)]
     pub attribute_window: f64,
     /// Colour map of amplitudes.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<seisimage::render::Colormap>(), default_value = default_name::<seisimage::render::Colormap>())]
     pub colormap: seisimage::render::Colormap,
     /// A fixed clip: values in [-CLIP, CLIP] span the colour map (default: the --clip-percentile of |value|).
     #[arg(long, value_name = "CLIP")]
@@ -281,13 +283,13 @@ pub struct PlotArgs {
     #[arg(long, value_name = "P", default_value_t = 99.0)]
     pub clip_percentile: f64,
     /// density (colours), wiggle, or va (variable area: positive lobes filled).
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<seisimage::render::Display>(), default_value = default_name::<seisimage::render::Display>())]
     pub display: seisimage::render::Display,
     /// Automatic gain control of the picture, over this window (ms for time, m for depth).
     #[arg(long, value_name = "WINDOW")]
     pub agc: Option<f64>,
     /// How an enlarged axis is drawn: auto (cells where a sample gets two pixels or more), nearest, linear.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<seisimage::render::Sampling>(), default_value = default_name::<seisimage::render::Sampling>())]
     pub sampling: seisimage::render::Sampling,
     /// Vertical exaggeration over the true aspect.
     #[arg(long = "ve", value_name = "FACTOR", default_value_t = 1.0)]
@@ -308,7 +310,7 @@ pub struct PlotArgs {
     #[arg(long, value_name = "IL,XL", value_parser = parse_pair)]
     pub bin_size: Option<[f64; 2]>,
     /// Input container, when the name does not tell.
-    #[arg(long, value_enum, default_value_t)]
+    #[arg(long, value_parser = choice::<FileFormat>(), default_value = default_name::<FileFormat>())]
     pub format: FileFormat,
     /// HDF5: path of the 3-D dataset.
     #[arg(long, default_value = seisimage::io::hdf5::DEFAULT_DATASET)]
@@ -395,10 +397,10 @@ pub struct BenchArgs {
     #[arg(long, default_value = "512x512x1000", value_parser = parse_size)]
     pub size: [usize; 3],
     /// Migration method.
-    #[arg(long, value_enum, default_value_t = seisimage::imaging::Method::PhaseShift)]
+    #[arg(long, value_parser = choice::<seisimage::imaging::Method>(), default_value = default_name::<seisimage::imaging::Method>())]
     pub method: seisimage::imaging::Method,
     /// Where to compute.
-    #[arg(long, value_enum, default_value_t = seisimage::job::Backend::Auto)]
+    #[arg(long, value_parser = choice::<seisimage::job::Backend>(), default_value = default_name::<seisimage::job::Backend>())]
     pub backend: seisimage::job::Backend,
     /// Number of depth steps (10 m each), at most 1000000.
     #[arg(long, default_value_t = 500, value_parser = parse_depth_steps)]
@@ -492,6 +494,25 @@ fn parse_float_range(s: &str) -> Result<[f64; 2], String> {
     let (a, b) = s.split_once(':').ok_or_else(|| format!("expected FIRST:LAST, got {s:?}"))?;
     let p = |x: &str| x.trim().parse::<f64>().map_err(|_| format!("expected numbers in FIRST:LAST, got {s:?}"));
     Ok([p(a)?, p(b)?])
+}
+
+/// The parser of a setting of named values (see `seisimage::choice`), each value with its help for
+/// `--help`.
+fn choice<T: Choice>() -> impl TypedValueParser<Value = T> {
+    let values = T::CHOICES.iter().map(|&(_, name, help)| {
+        let value = PossibleValue::new(name).aliases(T::ALIASES.iter().filter(|a| a.1 == name).map(|a| a.0));
+        if help.is_empty() {
+            value
+        } else {
+            value.help(help)
+        }
+    });
+    PossibleValuesParser::new(values).map(|name| T::from_name(&name).expect("clap passes only the names listed"))
+}
+
+/// The name of a setting's default value.
+fn default_name<T: Choice + Default>() -> &'static str {
+    T::default().choice_name()
 }
 
 #[cfg(test)]

@@ -26,17 +26,6 @@ use crate::velocity::VelocitySpec;
 use crate::volume::Domain;
 use crate::window::{NonFinite, WindowParams};
 
-/// Where a job computes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// The GPU when one is usable, else the CPU (saying why).
-    #[default]
-    Auto,
-    Cpu,
-    Cuda,
-}
-
 /// The whole job file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -186,61 +175,11 @@ fn pair<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> std::result::Re
     Pair::deserialize(d).map(|p| Some(p.0))
 }
 
-/// The most CPU threads a job may ask for: more than any machine has cores, few enough to start at once.
-pub const MAX_THREADS: usize = 1024;
+pub use crate::imaging::compute::{Backend, ComputeConfig};
+pub use crate::threads::MAX_THREADS;
 /// The longest ROI name: its files and their temporary names (about 45 characters longer) must fit the
 /// 255 bytes a file name may have.
 pub const MAX_ROI_NAME: usize = 100;
-
-/// `[compute]`: where and how.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ComputeConfig {
-    pub backend: Backend,
-    /// CPU threads; 0 = all cores.
-    pub threads: usize,
-    /// CUDA device ordinal.
-    pub device: usize,
-    /// GPU: fast (less accurate) sin/cos/sqrt in the kernels.
-    pub fast_math: bool,
-    /// GPU: use at most this much device memory (GB), e.g. on a shared card. A job whose spectrum does not
-    /// fit runs in frequency bands, the spectrum waiting on the host. Default: what is free.
-    pub device_memory_gb: Option<f64>,
-    /// Use at most this much host memory (GB) for the spectrum and the work on it; a spectrum that does not
-    /// fit waits for its frequency bands in a cache file in `scratch_dir`. Default: 80 % of what the system
-    /// reports available.
-    pub host_memory_gb: Option<f64>,
-    /// Folder of the spectrum's cache file, on a local disk with room for the spectrum. Default: the
-    /// system's temporary folder (`TMPDIR`, else `/tmp`).
-    pub scratch_dir: Option<PathBuf>,
-    /// Several GPU ranks: how long (s) a rank waits for the others to start and meet (NCCL's set-up).
-    pub rank_timeout_s: f64,
-}
-
-impl Default for ComputeConfig {
-    fn default() -> Self {
-        ComputeConfig {
-            backend: Backend::Auto,
-            threads: 0,
-            device: 0,
-            fast_math: false,
-            device_memory_gb: None,
-            host_memory_gb: None,
-            scratch_dir: None,
-            rank_timeout_s: 300.0,
-        }
-    }
-}
-
-impl ComputeConfig {
-    /// Where the engine may keep a spectrum that waits for its frequency bands.
-    pub fn store_settings(&self) -> crate::imaging::store::StoreSettings {
-        crate::imaging::store::StoreSettings {
-            host_memory: self.host_memory_gb.map(|gb| (gb * 1e9) as u64),
-            scratch_dir: self.scratch_dir.clone(),
-        }
-    }
-}
 
 /// Sub-volume file formats a product can be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,33 +1,26 @@
 //! seisimage: FFT-based depth migration of 3-D post-stack seismic volumes on the GPU or the CPU, with
 //! SEG-Y / HDF5 input and interpretable outputs.
 //!
-//! The data flow, module by module: [`io`] reads a volume into the [`volume`] model; [`window`] tapers and
-//! plans the padding; [`imaging`] migrates on the CPU (and [`gpu`] on a CUDA device) only what was asked;
-//! [`render`] and [`io`] write the products. [`job`] turns a TOML job file into a validated job.
-//! [`distributed`] splits one job between several processes (GPU ranks, or shards summed afterwards).
+//! This crate is the application: the job file ([`job`]), the planning of a job's migrations and products
+//! ([`scan`], [`products`]), running it ([`run`]) in one process or several ([`distributed`]), and the
+//! benchmark and synthetic data behind the `bench` and `synth` commands. The layers below are crates of
+//! their own (docs/architecture.md), re-exported here under the names the application uses: [`io`] reads a
+//! volume into the [`volume`] model; [`window`] tapers and plans the padding; [`imaging`] migrates on the
+//! CPU (and [`gpu`] on a CUDA device) only what was asked; [`render`] and [`io`] write the products.
 
-pub mod attributes;
 pub mod bench;
-pub mod cancel;
-pub mod context;
 pub mod distributed;
-pub mod error;
-pub mod gpu;
-pub mod imaging;
-pub mod io;
 pub mod job;
 pub mod products;
-pub mod progress;
-pub mod render;
 pub mod run;
 pub mod scan;
-pub mod simd;
-pub mod stats;
 pub mod synth;
-pub mod threads;
-pub mod time_domain;
-pub mod velocity;
-pub mod volume;
-pub mod window;
 
-pub use error::{Error, Result};
+pub use seis_core::{alloc, cancel, choice, context, error, progress, simd, stats, threads, volume};
+pub use seis_core::{Error, Result};
+pub use seis_cuda as gpu;
+pub use seis_imaging as imaging;
+pub use seis_imaging::{attributes, time_domain, window};
+pub use seis_io as io;
+pub use seis_render as render;
+pub use seis_velocity as velocity;

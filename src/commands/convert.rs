@@ -112,7 +112,7 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
         .with_context(|| format!("cannot create {}", args.output.display()))?;
     let progress = reporting.progress();
     progress.begin("converting", n_il as u64);
-    let mut buf: Vec<f32> = seisimage::io::files::try_vec(block_il * n_xl * ns, &args.input, "a block of inlines")?;
+    let mut buf: Vec<f32> = seisimage::alloc::try_vec(block_il * n_xl * ns, &args.input, "a block of inlines")?;
     let mut i = 0;
     while i < n_il {
         seisimage::cancel::CancelToken::process().check()?;

@@ -7,6 +7,7 @@ mod headers;
 mod info;
 mod job;
 mod plot;
+mod progress;
 mod reduce;
 mod synth;
 
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use crate::cli::{Cli, Command, SegyArgs};
 use seisimage::io::segy::SegyOptions;
-use seisimage::progress::{self, Progress};
+use seisimage::progress::Progress;
 
 pub fn run(cli: &Cli) -> anyhow::Result<()> {
     let reporting = Reporting { quiet: cli.quiet, interval: cli.progress_interval };

@@ -77,7 +77,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         }
         Cut::Sample(k) => (IndexBox { s: k..k + 1, ..full.clone() }, 0..1),
     };
-    let mut values: Vec<f32> = seisimage::io::files::try_vec(region.len(), &args.file, "the slice")?;
+    let mut values: Vec<f32> = seisimage::alloc::try_vec(region.len(), &args.file, "the slice")?;
     tracing::debug!("reading {} values of {}", region.len(), reader.describe());
     reader.read_box(&region, &mut values)?;
     let unit = g.samples.domain.unit();
@@ -90,7 +90,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
             };
             let attr = seisimage::attributes::compute(&values, region.s.len(), &out);
             let kept = IndexBox { s: region.s.start + keep.start..region.s.start + keep.end, ..region.clone() };
-            (attr, a.quantity(unit), kept)
+            (attr, seisimage::products::attribute_quantity(a, unit), kept)
         }
         None => (values, Quantity::amplitude(), region.clone()),
     };

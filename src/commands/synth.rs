@@ -135,8 +135,7 @@ fn write(
     };
     let mut sink = VolumeSink::create(format, path, &g, &opts)?;
     let block = (BLOCK_VALUES / (nx * ns)).clamp(1, ni);
-    let mut buf: Vec<f32> =
-        seisimage::io::files::try_vec(block * nx * ns, path, "the samples of one block of inlines")?;
+    let mut buf: Vec<f32> = seisimage::alloc::try_vec(block * nx * ns, path, "the samples of one block of inlines")?;
     progress.begin("synthesising", ni as u64);
     let mut il = 0;
     while il < ni {

@@ -112,6 +112,59 @@ impl RankEnv {
     }
 }
 
+/// A rank's side of the rendezvous folder: how the rank engine meets the other ranks of its run.
+pub struct Rendezvous {
+    env: RankEnv,
+    dir: PathBuf,
+}
+
+impl Rendezvous {
+    /// The rendezvous of rank `env` in the output folder `output_dir`.
+    pub fn new(env: RankEnv, output_dir: &Path) -> Result<Rendezvous> {
+        let dir = env.rendezvous_dir(output_dir)?;
+        Ok(Rendezvous { env, dir })
+    }
+}
+
+impl crate::gpu::ranks::Peers for Rendezvous {
+    fn rank(&self) -> usize {
+        self.env.rank
+    }
+
+    fn world(&self) -> usize {
+        self.env.world
+    }
+
+    fn launcher(&self) -> &str {
+        self.env.launcher
+    }
+
+    fn device(&self, visible: usize) -> Result<usize> {
+        self.env.device(visible)
+    }
+
+    fn share_id(
+        &self,
+        timeout: Duration,
+        cancel: &CancelToken,
+        make: &dyn Fn() -> Result<[u8; 128]>,
+    ) -> Result<[u8; 128]> {
+        share_id(&self.env, &self.dir, timeout, cancel, make)
+    }
+
+    fn failure(&self) -> Option<Error> {
+        peer_failure(&self.dir, self.env.rank)
+    }
+
+    fn tell_failure(&self, error: &Error) {
+        note_failure(&self.dir, self.env.rank, error)
+    }
+
+    fn finished(&self) {
+        clear(&self.dir)
+    }
+}
+
 /// The rendezvous folder of run `id` in `output_dir`.
 pub fn rendezvous_path(output_dir: &Path, id: &str) -> PathBuf {
     output_dir.join(format!("{RENDEZVOUS_PREFIX}{id}"))

@@ -8,6 +8,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::context::RunContext;
+use crate::distributed::ranks::{RankEnv, Rendezvous};
 use crate::error::{Error, Result};
 use crate::imaging::{BackendChoice, CpuEngine, Engine, ImageRequest, Migration, Plan, ProductSink};
 use crate::job::{Backend, Job};
@@ -39,13 +40,7 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<Selected> {
         let choice = BackendChoice { kind: "cpu", detail: format!("{summary}{why}") };
         Ok(Selected { engine: Box::new(engine), choice, summary })
     };
-    let gpu = || {
-        crate::gpu::engine_for_job(job).map(|(engine, choice)| Selected {
-            summary: choice.detail.clone(),
-            engine,
-            choice,
-        })
-    };
+    let gpu = || gpu_engine(job).map(|(engine, choice)| Selected { summary: choice.detail.clone(), engine, choice });
     match backend {
         Backend::Cpu => cpu(String::new()),
         // A scheduler sees exit code 1: the job is right, this machine cannot run it (see docs/cluster.md).
@@ -65,6 +60,19 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<Selected> {
             tracing::debug!("no usable GPU: {why}");
             cpu(format!("; no usable GPU, so the CPU: {why}"))
         }),
+    }
+}
+
+/// The CUDA engine for `job`, or why there is none: the engine of this process's GPU, or, when a launcher
+/// started this process as a rank of a run over several GPUs, the engine of its rank.
+fn gpu_engine(job: &Job) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
+    let compute = &job.config.compute;
+    match RankEnv::from_env()? {
+        Some(env) => {
+            let peers = Rendezvous::new(env, &job.config.output.dir)?;
+            crate::gpu::ranks::RankEngine::start(compute, std::sync::Arc::new(peers))
+        }
+        None => crate::gpu::engine_for(compute),
     }
 }
 

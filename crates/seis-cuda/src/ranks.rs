@@ -1,0 +1,216 @@
+//! A rank of a run over several GPUs, one process per GPU: the CUDA engine of its GPU and an NCCL
+//! communicator with the other ranks. Which rank this process is, and how the ranks meet and tell each
+//! other of a failure, is the application's to say ([`Peers`]): the engine reads no environment.
+//!
+//! Each rank migrates its share of the frequencies ([`seis_imaging::bands`]) in as many bands as its GPU
+//! needs. The input is read once in the whole run: each rank reads a slab of the inlines, transforms it in
+//! time on its GPU and sends every other rank that rank's frequencies of it (see `run/ingest.rs`). Once
+//! every band is in, rank 0 receives the other ranks' products, sums them in rank order (so that the result
+//! depends on the number of ranks only through float rounding) and hands them to the job, which writes
+//! them and the manifest; the ranks send rank 0 the record of their part for the manifest.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::engine::{GpuEngine, RankPart};
+use super::launch::Launcher;
+use super::nccl::{Comm, Nccl, Watch};
+use super::run::Exchange;
+use seis_core::cancel::{CancelToken, Stop};
+use seis_core::context::RunContext;
+use seis_core::error::{Error, Result};
+use seis_core::stats::{Distribution, PartRecord};
+use seis_imaging::bands::Share;
+use seis_imaging::compute::ComputeConfig;
+use seis_imaging::parts::{part_record, sum_in_order};
+use seis_imaging::{BackendChoice, Engine, ImageRequest, Migration, Plan, ProductSink};
+
+/// This process's place in a run over several GPUs, and how it meets the other ranks of the run.
+pub trait Peers: Send + Sync {
+    /// This rank, counted from 0.
+    fn rank(&self) -> usize;
+    /// The number of ranks in the run.
+    fn world(&self) -> usize;
+    /// What started the ranks (a launcher's name), for the log and the manifest.
+    fn launcher(&self) -> &str;
+    /// The CUDA device of this rank, of `visible` devices.
+    fn device(&self, visible: usize) -> Result<usize>;
+    /// NCCL's unique id for the run, the same in every rank: made by `make` where the protocol says so
+    /// (rank 0), and waited for at most `timeout`, or until `cancel` stops the wait.
+    fn share_id(
+        &self,
+        timeout: Duration,
+        cancel: &CancelToken,
+        make: &dyn Fn() -> Result<[u8; 128]>,
+    ) -> Result<[u8; 128]>;
+    /// The failure of another rank, once one has told it, as this rank's error.
+    fn failure(&self) -> Option<Error>;
+    /// Tell the other ranks that this one failed with `error`.
+    fn tell_failure(&self, error: &Error);
+    /// The run ended well (rank 0): what the meeting left may go.
+    fn finished(&self);
+}
+
+pub struct RankEngine {
+    gpu: GpuEngine,
+    comm: Comm,
+    peers: Arc<dyn Peers>,
+    detail: String,
+}
+
+impl RankEngine {
+    /// This rank's engine: NCCL loaded, the rank's GPU opened, and the communicator of every rank joined
+    /// (within `compute.rank_timeout_s`).
+    pub fn start(compute: &ComputeConfig, peers: Arc<dyn Peers>) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
+        let t = Instant::now();
+        // NCCL first: without it nothing else is worth starting.
+        let nccl = Nccl::load()?;
+        let (rank, world) = (peers.rank(), peers.world());
+        let visible = super::runtime::device_count().map_err(|e| Error::Backend(e.0))?;
+        let ordinal = peers.device(visible)?;
+        if compute.device != 0 {
+            tracing::warn!("compute.device = {} is not used: rank {rank} runs on device {ordinal}", compute.device);
+        }
+        let mut sub = compute.clone();
+        sub.device = ordinal;
+        let (gpu, choice) = super::engine_on(&sub)?;
+        gpu.launcher().gpu.ctx.bind_to_thread().map_err(|e| Error::Gpu(format!("binding the CUDA context: {e:?}")))?;
+        let mut gpu = gpu;
+        gpu.set_ranks(world);
+        let timeout = Duration::from_secs_f64(compute.rank_timeout_s);
+        let cancel = CancelToken::process().clone();
+        tracing::info!(
+            "rank {rank} of {world} ({}) on device {ordinal}: waiting for the other ranks (at most {} s)",
+            peers.launcher(),
+            compute.rank_timeout_s
+        );
+        let id = peers.share_id(timeout, &cancel, &|| nccl.unique_id())?;
+        let watch = Watch { cancel, peers: peers.clone() };
+        let comm = Comm::new(nccl, id, rank, world, timeout, watch)?;
+        tracing::debug!("rank {rank} of {world} joined the others in {:.3} s", t.elapsed().as_secs_f64());
+        let detail = format!(
+            "rank {rank} of {world} ({}; NCCL {}.{}.{} from {}), {}",
+            peers.launcher(),
+            nccl.version.0,
+            nccl.version.1,
+            nccl.version.2,
+            nccl.library,
+            choice.detail
+        );
+        let choice = BackendChoice { kind: "cuda", detail: detail.clone() };
+        Ok((Box::new(RankEngine { gpu, comm, peers, detail }), choice))
+    }
+
+    /// This rank's share of `scan` (one migration, or the members of a velocity scan).
+    fn migrate_rank(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        let started = Instant::now();
+        let (rank, world) = (self.peers.rank(), self.peers.world());
+        let share = Share::new(rank, world).expect("a rank is below the number of ranks");
+        let m = scan.first().ok_or_else(|| Error::Internal("a run of no migration".into()))?;
+        let plans: Vec<Plan> = scan
+            .iter()
+            .map(|m| {
+                let mut plan = m.plan.clone();
+                plan.restrict_to(share);
+                plan
+            })
+            .collect();
+        let plan = &plans[0];
+        if rank == 0 && plan.method == seis_imaging::Method::Stolt {
+            tracing::info!(
+                "Stolt needs every frequency of a wavenumber at once: rank 0 migrates them all, the other ranks only \
+                 read their part of the input"
+            );
+        }
+        let shares = (0..world).map(|r| m.plan.share_frequencies(Share { index: r, count: world })).collect();
+        let exchange = Exchange { comm: &self.comm, slabs: Exchange::slabs_for(plan.input.shape()[0], world), shares };
+        let comm = &self.comm;
+        let combine =
+            |dev: &Launcher, products: &[(u64, usize)], ctx: &mut RunContext| -> Result<Option<Vec<Vec<f32>>>> {
+                let t = Instant::now();
+                let all = comm.gather_f32(&dev.gpu, products, &dev.compute)?;
+                let bytes = products.iter().map(|p| p.1 as u64 * 4).sum::<u64>() * (world as u64 - 1);
+                ctx.stats.add("rank-sum", t.elapsed(), bytes);
+                Ok(all.map(sum_in_order))
+            };
+        // Another rank's failure stops this one between its steps too, not only where it waits on them.
+        let watching = Arc::new(AtomicBool::new(true));
+        let watcher = {
+            let (watching, stop, peers) = (watching.clone(), ctx.cancel.clone(), self.peers.clone());
+            std::thread::spawn(move || {
+                while watching.load(Ordering::Relaxed) {
+                    if peers.failure().is_some() {
+                        stop.cancel(Stop::Requested);
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        };
+        let migrations: Vec<Migration> = scan.iter().zip(&plans).map(|(m, plan)| Migration { plan, ..*m }).collect();
+        let part = RankPart { exchange, combine: &combine };
+        let result = self.gpu.migrate_share(&migrations, ctx, sinks, Some(&part));
+        watching.store(false, Ordering::Relaxed);
+        let _ = watcher.join();
+        match result {
+            Err(Error::Interrupted(Stop::Requested)) => {
+                return Err(self.peers.failure().unwrap_or(Error::Interrupted(Stop::Requested)))
+            }
+            other => other?,
+        }
+        // The record of this rank's part, for rank 0's manifest.
+        // Its migration: from the ingest to its products, the waits on the other ranks' reads included,
+        // not the sum on rank 0.
+        let seconds = ctx.stats.seconds("ingest+compute").unwrap_or_else(|| started.elapsed().as_secs_f64());
+        let record = part_record(rank, plan, &self.detail, seconds, &ctx.stats);
+        let bytes =
+            serde_json::to_vec(&record).map_err(|e| Error::Internal(format!("encoding a rank's record: {e}")))?;
+        let dev = self.gpu.launcher();
+        if let Some(records) = self.comm.gather_bytes(&dev.gpu, &bytes, &dev.compute)? {
+            let parts = records
+                .iter()
+                .enumerate()
+                .map(|(r, b)| {
+                    serde_json::from_slice::<PartRecord>(b)
+                        .map_err(|e| Error::Backend(format!("rank {r} sent a record that cannot be read: {e}")))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            ctx.stats.distributed = Some(Distribution::new("ranks", parts));
+        }
+        Ok(())
+    }
+}
+
+impl Engine for RankEngine {
+    fn name(&self) -> &str {
+        "cuda"
+    }
+
+    fn prepare(&mut self, plan: &Plan, request: &ImageRequest, members: usize) -> Result<()> {
+        let mut plan = plan.clone();
+        plan.restrict_to(Share { index: self.peers.rank(), count: self.peers.world() });
+        self.gpu.prepare(&plan, request, members)
+    }
+
+    fn release_last_run(&mut self) {
+        self.gpu.release_last_run();
+    }
+
+    fn migrate_scan(&mut self, scan: &[Migration], ctx: &mut RunContext, sinks: &[&dyn ProductSink]) -> Result<()> {
+        let result = self.migrate_rank(scan, ctx, sinks);
+        match &result {
+            // Its failure ends every rank: a note for them, and the communicator is aborted so that no
+            // call of this rank waits any more.
+            Err(e) => {
+                if !matches!(e, Error::Peer { .. }) {
+                    self.peers.tell_failure(e);
+                }
+                self.comm.abort();
+            }
+            Ok(()) if self.peers.rank() == 0 => self.peers.finished(),
+            Ok(()) => {}
+        }
+        result
+    }
+}

@@ -1,0 +1,376 @@
+//! Products written as their values come: each one's files through temporary names, as many at once as
+//! the open-file limit allows, a picture that shares its clip with others drawn once all of them are in.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+use super::page::index_page;
+use super::picture::{draw_shared_pictures, slice_of, TIME_NOTE};
+use super::record::{ProductAxes, RunReport};
+use super::{ProductKind, ProductSpec};
+use crate::attributes::Attribute;
+use crate::cancel::CancelToken;
+use crate::error::{Error, Result};
+use crate::imaging::ProductSink;
+use crate::io::output::SealedOutput;
+use crate::io::VolumeSink;
+use crate::job::VolumeFormat;
+use crate::progress::Progress;
+use crate::render::{self, ClipScope, PictureInfo, RenderOptions, SliceData};
+use crate::velocity::ScanStep;
+use crate::volume::{Geometry, Volume};
+
+/// Values written per step of a sub-volume file: a stop request is honoured between steps.
+const WRITE_BLOCK_VALUES: usize = 4 << 20;
+
+/// A product written under temporary names and measured: [`commit_products`] puts it in place.
+pub struct WrittenProduct {
+    pub(super) kind: ProductKind,
+    pub(super) attribute: Option<Attribute>,
+    pub(super) scan: Option<ScanStep>,
+    /// The product in words, for the page.
+    pub(super) label: String,
+    pub(super) axes: Option<ProductAxes>,
+    /// Its files with their formats, in the manifest's order.
+    pub(super) files: Vec<(SealedOutput, &'static str)>,
+    /// Its picture, when it waits for the clip it shares with other pictures of the run.
+    pub(super) pending: Option<PendingPicture>,
+}
+
+/// A picture to draw once the clip of its group is known.
+pub(crate) struct PendingPicture {
+    pub(super) path: PathBuf,
+    pub(super) slice: SliceData,
+    pub(super) info: PictureInfo,
+    /// How it is drawn: the run's options, or a panel's (wider).
+    pub(super) render: RenderOptions,
+    /// The pictures that share its clip: its kind (for `clip = "kind"`) and its quantity.
+    pub(super) group: (Option<&'static str>, String),
+}
+
+impl WrittenProduct {
+    /// A product that is only a picture, `slice` of `info` drawn with `render` at `path` as `kind`: drawn
+    /// now, or once the pictures it shares a clip with are in (those of `noun`'s kind, or of the run).
+    pub(crate) fn picture(
+        kind: ProductKind,
+        noun: &'static str,
+        axes: ProductAxes,
+        path: PathBuf,
+        slice: SliceData,
+        info: PictureInfo,
+        render: RenderOptions,
+    ) -> Result<Self> {
+        let label = info.product.clone();
+        let (files, pending) = picture_files(path, slice, info, render, noun)?;
+        Ok(WrittenProduct { kind, attribute: None, scan: None, label, axes: Some(axes), files, pending })
+    }
+}
+
+/// A picture's files, drawn now when it has a clip of its own; else nothing yet, and the picture pending
+/// until its group's clip is known (see [`draw_shared_pictures`]).
+#[allow(clippy::type_complexity)]
+fn picture_files(
+    path: PathBuf,
+    slice: SliceData,
+    info: PictureInfo,
+    render: RenderOptions,
+    noun: &'static str,
+) -> Result<(Vec<(SealedOutput, &'static str)>, Option<PendingPicture>)> {
+    match render.clip.scope() {
+        Some(ClipScope::Kind) | Some(ClipScope::Job) => {
+            let kind = (render.clip.scope() == Some(ClipScope::Kind)).then_some(noun);
+            let group = (kind, info.quantity.name.clone());
+            Ok((Vec::new(), Some(PendingPicture { path, slice, info, render, group })))
+        }
+        _ => {
+            let [sidecar, png] = render::render_png_sealed(&path, &slice.as_slice(), &render, &info)?.files;
+            Ok((vec![(png, "png"), (sidecar, "json")], None))
+        }
+    }
+}
+
+/// Where a run's products go and how they are drawn: what writing any of them needs besides its spec and
+/// its values.
+pub struct ProductTarget<'a> {
+    /// The output folder.
+    pub dir: &'a Path,
+    /// The image grid the products are boxes of.
+    pub image: &'a Geometry,
+    /// Metres between inlines and between crosslines, which set the pictures' aspect (the image grid may
+    /// not carry them when the survey has no coordinates).
+    pub bin_size: [f64; 2],
+    pub render: &'a RenderOptions,
+    /// The run's stop request, honoured between the steps of writing.
+    pub cancel: CancelToken,
+    /// What the pictures and the page say about the run.
+    pub report: RunReport,
+}
+
+/// Write one product into the target's folder under temporary names: PNG for slices, and its sub-volume
+/// formats.
+pub fn write_product(target: &ProductTarget, spec: &ProductSpec, data: &[f32]) -> Result<WrittenProduct> {
+    let mut written = [OpenProduct::create(target.dir, spec, target.image)?.write(data, target)?];
+    draw_shared_pictures(&mut written, target)?;
+    let [written] = written;
+    Ok(written)
+}
+
+/// A product whose sub-volume files are created (headers and labels written, under temporary names) and
+/// wait for its values: the files can be made while the engine computes them.
+pub struct OpenProduct {
+    spec: ProductSpec,
+    dir: PathBuf,
+    /// The product's own geometry.
+    geometry: Geometry,
+    sinks: Vec<(VolumeFormat, VolumeSink)>,
+}
+
+impl OpenProduct {
+    pub fn create(dir: &Path, spec: &ProductSpec, image: &Geometry) -> Result<Self> {
+        let geometry = spec.geometry(image);
+        let mut options = crate::io::WriteOptions::default();
+        if spec.time.is_some() {
+            options.segy.text = TIME_NOTE.iter().map(|l| l.to_string()).collect();
+        }
+        let mut sinks = Vec::with_capacity(spec.formats.len());
+        for f in &spec.formats {
+            let t = std::time::Instant::now();
+            let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
+            sinks.push((*f, VolumeSink::create(f.file_format(), &path, &geometry, &options)?));
+            tracing::trace!("{} as {}: created in {:.1} ms", spec.stem, f.extension(), t.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(OpenProduct { spec: spec.clone(), dir: dir.to_path_buf(), geometry, sinks })
+    }
+
+    /// Draw the picture and fill the files with `data` (the values of the product's box as the engine hands
+    /// them over, `[il][xl][z]`, in depth), each left under its temporary name, checksummed, for
+    /// [`commit_products`]. Stops between steps once the target's run is asked to stop.
+    pub fn write(self, data: &[f32], target: &ProductTarget) -> Result<WrittenProduct> {
+        let OpenProduct { spec, dir, geometry: g, sinks } = self;
+        let in_depth = spec.output_region().len();
+        if data.len() != in_depth {
+            return Err(Error::Internal(format!(
+                "product {}: {} values for a box of {in_depth}",
+                spec.stem,
+                data.len()
+            )));
+        }
+        let data = &*spec.values(target.image, data);
+        let cancel = &target.cancel;
+        let mut files = Vec::new();
+        let mut pending = None;
+        if spec.png {
+            cancel.check()?;
+            let path = dir.join(format!("{}.png", spec.stem));
+            let slice = slice_of(&spec.kind, Volume { geometry: g.clone(), data: data.to_vec() }, target.bin_size)?;
+            let info = PictureInfo {
+                product: spec.label(),
+                quantity: spec.quantity(),
+                provenance: Some(target.report.provenance_of(&spec)),
+                clip: None,
+                map: slice.map.clone(),
+            };
+            (files, pending) = picture_files(path, slice, info, target.render.clone(), spec.kind.noun())?;
+        }
+        for (f, mut sink) in sinks {
+            let mut steps = crate::stats::Stages::default();
+            let inline_values = g.xlines.len * g.samples.len;
+            let block_inlines = (WRITE_BLOCK_VALUES / inline_values).max(1);
+            for (i, block) in data.chunks(block_inlines * inline_values).enumerate() {
+                cancel.check()?;
+                sink.write_inlines(i * block_inlines, g.shape(), block)?;
+            }
+            steps.lap("values");
+            let closed = sink.close()?;
+            steps.lap("close");
+            files.push((closed.seal()?, f.extension()));
+            steps.lap("checksum");
+            steps.log_trace(&format!("{} as {}", spec.stem, f.extension()));
+        }
+        Ok(WrittenProduct {
+            label: spec.label(),
+            kind: spec.kind,
+            attribute: spec.attribute.map(|a| a.attribute),
+            scan: spec.scan,
+            axes: Some(ProductAxes::of(&g)),
+            files,
+            pending,
+        })
+    }
+}
+
+/// Writes a run's products while the engine computes them: the run hands it to the engine as its
+/// [`ProductSink`], then asks it for the products with [`ProductWriter::finish`].
+///
+/// Each product's files are created as the writer starts, and each product is drawn and written as soon
+/// as the engine hands it over (see [`crate::imaging::delivery`]), so that the shallow ones are done before
+/// the migration is. That work runs on the rayon pool, in a scope the run opens around the migration and
+/// the writing: none of it outlives the run, and a product given up (the migration failed, or was
+/// stopped) is dropped with its temporary files before the run returns.
+pub struct ProductWriter<'r, 's> {
+    scope: &'r rayon::Scope<'s>,
+    target: &'s ProductTarget<'s>,
+    specs: &'s [ProductSpec],
+    /// Shared with the tasks that create the files.
+    slots: Arc<[Mutex<Slot>]>,
+    done: Done,
+    /// Behind a lock only so that the writer, which the engine may call from any thread, is `Sync`:
+    /// [`ProductWriter::finish`] alone receives.
+    finished: Mutex<Receiver<(usize, Result<WrittenProduct>)>>,
+}
+
+/// Where one product stands: whichever of its files and its values comes second starts the writing.
+// One slot per product: the size of the larger variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+enum Slot {
+    Waiting,
+    /// Its files are made when its values come, not ahead of them (see [`open_files_ahead`]).
+    Deferred,
+    Files(Result<OpenProduct>),
+    Values(Vec<f32>),
+    Started,
+}
+
+/// What [`ProductWriter::finish`] gives back.
+pub struct Written {
+    /// Every product, in the order of the specs, written under temporary names.
+    pub products: Vec<WrittenProduct>,
+    /// From the migration's end until the last product was written.
+    pub after_migration: std::time::Duration,
+}
+
+type Done = Sender<(usize, Result<WrittenProduct>)>;
+
+impl<'r, 's> ProductWriter<'r, 's> {
+    /// Start writing `specs` into `target`: the products' files are created now, on the pool of `scope`, as
+    /// many as the process may keep open (`open_files_ahead`); the files of the others when their values
+    /// come.
+    pub fn start(scope: &'r rayon::Scope<'s>, target: &'s ProductTarget<'s>, specs: &'s [ProductSpec]) -> Self {
+        let (done, finished) = std::sync::mpsc::channel();
+        let mut ahead = open_files_ahead();
+        let slots: Arc<[Mutex<Slot>]> = specs
+            .iter()
+            .map(|spec| {
+                let now = spec.formats.len() <= ahead;
+                ahead = ahead.saturating_sub(spec.formats.len());
+                Mutex::new(if now { Slot::Waiting } else { Slot::Deferred })
+            })
+            .collect();
+        let deferred = slots.iter().filter(|s| matches!(*lock(s), Slot::Deferred)).count();
+        if deferred > 0 {
+            tracing::debug!(
+                "the files of {deferred} of {} products are created when their values come (open-file limit)",
+                specs.len()
+            );
+        }
+        for (i, spec) in specs.iter().enumerate() {
+            if matches!(*lock(&slots[i]), Slot::Deferred) {
+                continue;
+            }
+            let (slots, done) = (slots.clone(), done.clone());
+            scope.spawn(move |_| {
+                let files = OpenProduct::create(target.dir, spec, target.image);
+                let mut slot = lock(&slots[i]);
+                match std::mem::replace(&mut *slot, Slot::Started) {
+                    Slot::Values(values) => {
+                        drop(slot);
+                        let _ = done.send((i, write(target, spec, files, &values)));
+                    }
+                    _ => *slot = Slot::Files(files),
+                }
+            });
+        }
+        ProductWriter { scope, target, specs, slots, done, finished: Mutex::new(finished) }
+    }
+
+    /// Wait for every product, once the engine has handed them all over: written under temporary names,
+    /// in the order of the specs and followed by `more` (pictures made of several products: the panels of
+    /// a velocity scan), or the first error.
+    pub fn finish(self, progress: &dyn Progress, more: Vec<WrittenProduct>) -> Result<Written> {
+        let t = std::time::Instant::now();
+        let ProductWriter { specs, done, finished, .. } = self;
+        // The channel closes once every task that may still send is done.
+        drop(done);
+        let finished = finished.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        progress.begin("writing", specs.len() as u64);
+        let mut written: Vec<Option<Result<WrittenProduct>>> = specs.iter().map(|_| None).collect();
+        for (i, result) in finished.iter().take(specs.len()) {
+            written[i] = Some(result);
+            progress.advance(1);
+        }
+        progress.finish();
+        let mut products = written
+            .into_iter()
+            .zip(specs)
+            .map(|(w, spec)| {
+                w.unwrap_or_else(|| {
+                    Err(Error::Internal(format!("the engine did not hand over the product {}", spec.stem)))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        products.extend(more);
+        let target = self.target;
+        draw_shared_pictures(&mut products, target)?;
+        if let Some((title, job)) = &target.report.page {
+            target.cancel.check()?;
+            products.push(index_page(&products, target, title, job)?);
+        }
+        Ok(Written { products, after_migration: t.elapsed() })
+    }
+}
+
+impl ProductSink for ProductWriter<'_, '_> {
+    fn complete(&self, index: usize, values: Vec<f32>) {
+        let mut slot = lock(&self.slots[index]);
+        match std::mem::replace(&mut *slot, Slot::Started) {
+            Slot::Files(files) => {
+                drop(slot);
+                let (target, spec, done) = (self.target, &self.specs[index], self.done.clone());
+                self.scope.spawn(move |_| {
+                    let _ = done.send((index, write(target, spec, files, &values)));
+                });
+            }
+            Slot::Deferred => {
+                drop(slot);
+                let (target, spec, done) = (self.target, &self.specs[index], self.done.clone());
+                self.scope.spawn(move |_| {
+                    let files = OpenProduct::create(target.dir, spec, target.image);
+                    let _ = done.send((index, write(target, spec, files, &values)));
+                });
+            }
+            _ => *slot = Slot::Values(values),
+        }
+    }
+}
+
+/// Write a product whose files and values are both there.
+fn write(
+    target: &ProductTarget,
+    spec: &ProductSpec,
+    files: Result<OpenProduct>,
+    values: &[f32],
+) -> Result<WrittenProduct> {
+    let t = std::time::Instant::now();
+    let written = target.cancel.check().and_then(|()| files?.write(values, target));
+    tracing::debug!("product {} written in {:.3} s", spec.stem, t.elapsed().as_secs_f64());
+    written
+}
+
+/// How many sub-volume files may be created ahead of their values and held open while the engine
+/// migrates: half of the files the process may open, less a reserve for everything else (the input, HDF5,
+/// the pictures and files being written). A run with more products makes the files of the rest when their
+/// values come, so it never meets the limit however many products it has.
+fn open_files_ahead() -> usize {
+    const RESERVE: u64 = 64;
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit with a valid struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 0;
+    }
+    usize::try_from(limit.rlim_cur.saturating_sub(RESERVE) / 2).unwrap_or(usize::MAX)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
