@@ -117,7 +117,7 @@ fn run_rank(
         })
         .and_then(|mut failed| failed.pop().map_or(Ok(()), |(_, e)| Err(e)))
     } else {
-        ranks::follow(job, progress, cancel)
+        seisimage::run::follow(job, progress, cancel)
     };
     if let Err(e) = &result {
         if !matches!(e, Error::Peer { .. }) {

@@ -306,28 +306,6 @@ pub fn peer_failure(dir: &Path, me: usize) -> Option<Error> {
     Some(Error::Peer { rank, code: code.trim().parse().unwrap_or(1), message: message.trim().to_string() })
 }
 
-/// A rank other than 0 of a run over several GPUs: it migrates its share of `job` with the others, and
-/// writes nothing (rank 0 writes the products and the manifest).
-pub fn follow(job: &crate::job::Job, progress: &dyn crate::progress::Progress, cancel: &CancelToken) -> Result<()> {
-    struct Discard;
-    impl crate::imaging::ProductSink for Discard {
-        fn complete(&self, _index: usize, _values: Vec<f32>) {}
-    }
-    let mut engine = crate::run::start_engine(job, crate::job::Backend::Cuda);
-    let prepared = crate::run::prepare(job.clone())?;
-    engine.plan_ready(&prepared);
-    let mut engine = engine.ready()?;
-    tracing::info!("{}: {}", engine.choice.kind, engine.choice.detail);
-    let mut ctx = crate::context::RunContext::new(progress, cancel.child());
-    // Every member of a velocity scan, as rank 0 migrates them: the ranks trade the input and sum the
-    // products of the whole scan together.
-    let scan = prepared.migrations();
-    let sinks: Vec<&dyn crate::imaging::ProductSink> = scan.iter().map(|_| &Discard as _).collect();
-    let result = engine.migrate_scan(&scan, &mut ctx, &sinks);
-    engine.release().wait()?;
-    result
-}
-
 /// The failure notes in a rendezvous folder: each rank that left one, and the note's name.
 fn notes(folder: &Folder) -> Vec<(usize, String)> {
     let names = folder.names().unwrap_or_default();

@@ -32,12 +32,14 @@ mod record;
 #[cfg(test)]
 mod tests;
 mod write;
+mod written;
 
 pub use page::*;
 pub use picture::*;
 pub use plan::*;
 pub use record::*;
 pub use write::*;
+pub use written::*;
 
 /// What a product is, in the user's terms.
 #[derive(Clone, Debug, PartialEq, Serialize)]

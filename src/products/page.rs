@@ -1,6 +1,6 @@
 //! The run's `index.html`, beside its pictures.
 
-use super::write::{ProductTarget, WrittenProduct};
+use super::written::{ProductTarget, WrittenProduct};
 use super::ProductKind;
 use crate::error::Result;
 use crate::io::output::{write_sealed, SealedOutput};

@@ -1,6 +1,6 @@
 //! A product as a picture: its slice, its title and the quantity its values are.
 
-use super::write::{PendingPicture, ProductTarget, WrittenProduct};
+use super::written::{PendingPicture, ProductTarget, WrittenProduct};
 use super::{ProductKind, ProductSpec};
 use crate::attributes::Attribute;
 use crate::error::Result;

@@ -4,11 +4,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::write::WrittenProduct;
 use super::{ProductKind, ProductSpec};
 use crate::attributes::Attribute;
-use crate::error::Result;
-use crate::io::output::{commit_together_replacing, FileDigest, Replaced};
+use crate::io::output::FileDigest;
 use crate::job::Job;
 use crate::render::Provenance;
 use crate::velocity::{ScanStep, VelocityModel};
@@ -131,44 +129,8 @@ pub fn bytes_of(records: &[ProductRecord]) -> u64 {
     records.iter().flat_map(|r| r.files.iter()).map(|f| f.bytes).sum()
 }
 
-/// Put written products in place, every file flushed to disk at once (see [`commit_together_replacing`]),
-/// and record them for the manifest, with the files of an earlier run they replaced, to be removed. A
-/// picture's sidecar is moved into place before the picture, so that a picture is never found without its
-/// sidecar.
-pub fn commit_products(written: Vec<WrittenProduct>) -> Result<(Vec<ProductRecord>, Replaced)> {
-    // The files in the order they are moved into place, each with its product and its place in that
-    // product's list.
-    let mut order = Vec::new();
-    let mut heads = Vec::with_capacity(written.len());
-    for (p, w) in written.into_iter().enumerate() {
-        let mut files: Vec<_> =
-            w.files.into_iter().enumerate().map(|(i, (file, format))| ((p, i, format), file)).collect();
-        files.sort_by_key(|((.., format), _)| *format != "json");
-        heads.push((w.kind, w.attribute, w.scan, w.axes, files.len()));
-        order.extend(files);
-    }
-    let (places, sealed): (Vec<_>, Vec<_>) = order.into_iter().unzip();
-    let mut files: Vec<Vec<Option<ProductFile>>> = heads.iter().map(|(.., n)| vec![None; *n]).collect();
-    let (done, replaced) = commit_together_replacing(sealed)?;
-    for ((p, i, format), (path, digest)) in places.into_iter().zip(done) {
-        files[p][i] = Some(file_record(&path, digest, format));
-    }
-    let records = heads
-        .into_iter()
-        .zip(files)
-        .map(|((kind, attribute, scan, axes, _), files)| ProductRecord {
-            kind,
-            attribute,
-            scan,
-            axes,
-            files: files.into_iter().flatten().collect(),
-        })
-        .collect();
-    Ok((records, replaced))
-}
-
 /// The manifest's record of a file written (its checksum read back as the disk wrote it).
-fn file_record(path: &Path, digest: FileDigest, format: &str) -> ProductFile {
+pub(super) fn file_record(path: &Path, digest: FileDigest, format: &str) -> ProductFile {
     ProductFile {
         path: path.file_name().map(PathBuf::from).unwrap_or_default(),
         format: format.into(),

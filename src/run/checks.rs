@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::job::Job;
 
-use super::execute::human_bytes;
+use super::folder::human_bytes;
 use super::folder::refuse_unless_empty;
 use super::Prepared;
 use crate::imaging::cpu::host_plan;

@@ -6,10 +6,8 @@
 //! it is kept for another job) on a thread of its own, so that the last products are written while a GPU
 //! engine is torn down.
 
-use std::path::Path;
-
 use crate::context::RunContext;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::imaging::{BackendChoice, ProductSink};
 use crate::products::{self, ProductWriter, Written};
 use crate::scan::Panels;
@@ -139,30 +137,4 @@ fn complete(
     // An earlier run's files that the products replaced go only now, once the run is complete.
     drop(replaced);
     manifest
-}
-
-/// Refuse when `free_bytes` on the output file system cannot hold `needed_bytes` of products and still keep
-/// `keep_bytes` free. An environment problem, not a job error: exit code 1.
-pub fn check_free_space(dir: &Path, free_bytes: u64, needed_bytes: u64, keep_bytes: u64) -> Result<()> {
-    if free_bytes >= needed_bytes.saturating_add(keep_bytes) {
-        return Ok(());
-    }
-    let keep = match keep_bytes {
-        0 => String::new(),
-        k => format!(", and output.keep_free_gb asks to keep {} free", human_bytes(k)),
-    };
-    let message = format!(
-        "the file system has {} free, the products need about {}{keep}",
-        human_bytes(free_bytes),
-        human_bytes(needed_bytes)
-    );
-    Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::StorageFull, message)))
-}
-
-pub(super) fn human_bytes(b: u64) -> String {
-    match b {
-        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
-        b if b >= 1_000_000 => format!("{:.2} MB", b as f64 / 1e6),
-        b => format!("{b} bytes"),
-    }
 }

@@ -35,7 +35,6 @@ use crate::io::output::{Folder, HeldFolder};
 use crate::job::{Existing, Job, OutputConfig};
 use crate::products::{ProductSpec, INDEX_PAGE};
 
-use super::execute::check_free_space;
 use super::lock::{FolderLock, LockError, LOCK_FILE};
 use super::manifest::MANIFEST;
 
@@ -439,6 +438,32 @@ fn written_by_seisimage(name: &str) -> bool {
 fn free_bytes(dir: &Path) -> Option<u64> {
     let s = rustix::fs::statvfs(dir).ok()?;
     Some(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
+/// Refuse when `free_bytes` on the output file system cannot hold `needed_bytes` of products and still keep
+/// `keep_bytes` free. An environment problem, not a job error: exit code 1.
+pub fn check_free_space(dir: &Path, free_bytes: u64, needed_bytes: u64, keep_bytes: u64) -> Result<()> {
+    if free_bytes >= needed_bytes.saturating_add(keep_bytes) {
+        return Ok(());
+    }
+    let keep = match keep_bytes {
+        0 => String::new(),
+        k => format!(", and output.keep_free_gb asks to keep {} free", human_bytes(k)),
+    };
+    let message = format!(
+        "the file system has {} free, the products need about {}{keep}",
+        human_bytes(free_bytes),
+        human_bytes(needed_bytes)
+    );
+    Err(Error::io(dir, std::io::Error::new(std::io::ErrorKind::StorageFull, message)))
+}
+
+pub(super) fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
+        b if b >= 1_000_000 => format!("{:.2} MB", b as f64 / 1e6),
+        b => format!("{b} bytes"),
+    }
 }
 
 #[cfg(test)]

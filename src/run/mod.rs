@@ -24,6 +24,7 @@ mod checks;
 mod engine;
 mod execute;
 mod folder;
+mod follow;
 mod lock;
 mod manifest;
 mod prepare;
@@ -31,8 +32,9 @@ mod prepare;
 pub use batch::run_jobs;
 pub use checks::{check_files, memory_report};
 pub use engine::{select_engine, start_engine, EngineKey, EngineStart, ReadyEngine, Release, Selected};
-pub use execute::{check_free_space, execute, execute_on, AfterMigration};
-pub use folder::{Clearing, OutputFolder};
+pub use execute::{execute, execute_on, AfterMigration};
+pub use folder::{check_free_space, Clearing, OutputFolder};
+pub use follow::follow;
 pub use lock::{host_name, FolderLock, LOCK_FILE};
 pub use manifest::{
     utc, FileRecord, FileStamp, InputAxes, InputRecord, Manifest, Slurm, Started, Versions, MANIFEST, MANIFEST_SCHEMA,

@@ -11,6 +11,7 @@ pub mod kernels;
 mod launch;
 pub mod memory;
 pub mod nccl;
+mod peers;
 pub mod prelude;
 pub mod ranks;
 mod run;

@@ -177,7 +177,7 @@ fn library_path(name: &str) -> Option<String> {
 pub struct Watch {
     pub cancel: CancelToken,
     /// The other ranks, which tell of their failures.
-    pub peers: std::sync::Arc<dyn super::ranks::Peers>,
+    pub peers: std::sync::Arc<dyn super::peers::Peers>,
 }
 
 impl Watch {
