@@ -20,4 +20,4 @@ test: export PROPTEST_RNG_SEED ?= 20261121
 test: export LD_LIBRARY_PATH := $(CURDIR)/.tools/nvrtc/nvidia/cu13/lib$(if $(LD_LIBRARY_PATH),:$(LD_LIBRARY_PATH))
 test:
 	@scripts/setup.sh --test
-	$(CARGO) test --release
+	$(CARGO) test --release --workspace

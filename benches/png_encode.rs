@@ -1,6 +1,6 @@
 //! PNG encoder settings on the pictures seisimage writes: time and file size of each candidate, run
 //! alternately. The first candidate is seisimage's own `render::write_rgb_png`; the others are the `png`
-//! crate with other filters and deflate settings (src/render/encode.rs gives the choice and the numbers).
+//! crate with other filters and deflate settings (crates/seis-render/src/encode.rs gives the choice and the numbers).
 //!
 //! The pictures are real products: slices of a synthetic layered volume (dipping, folded reflectors made of
 //! Ricker wavelets, with a little noise) drawn by `render_png` with the default options, then decoded back

@@ -3,7 +3,7 @@
 //! Every product — inline, crossline, depth slice or ROI, or a complex-trace attribute of one — is one box of
 //! the image grid, in depth as imaged or converted to two-way time ([`crate::time_domain`]), from the one
 //! migration of the job or from a member of its velocity scan ([`crate::scan`]). The engines only ever see
-//! the boxes ([`ImageRequest`]); this module names them, and writes each one as PNG and/or sub-volume files
+//! the boxes ([`crate::imaging::ImageRequest`]); this module names them, and writes each one as PNG and/or sub-volume files
 //! through temporary names, recording a checksum for the manifest. Pictures that share a clip with others of the run (`output.render.clip = "kind"` or `"job"`)
 //! are drawn once all of them are in; the run's `index.html` is written last, beside them.
 //!

@@ -59,7 +59,7 @@ impl OpenProduct {
 
     /// Draw the picture and fill the files with `data` (the values of the product's box as the engine hands
     /// them over, `[il][xl][z]`, in depth), each left under its temporary name, checksummed, for
-    /// [`commit_products`]. Stops between steps once the target's run is asked to stop.
+    /// [`super::commit_products`]. Stops between steps once the target's run is asked to stop.
     pub fn write(self, data: &[f32], target: &ProductTarget) -> Result<WrittenProduct> {
         let OpenProduct { spec, dir, geometry: g, sinks } = self;
         let in_depth = spec.output_region().len();

@@ -177,7 +177,7 @@ impl Manifest {
         products: Vec<ProductRecord>,
         warnings: Vec<String>,
     ) -> Self {
-        let (h5_major, h5_minor, h5_release) = hdf5::library_version();
+        let (h5_major, h5_minor, h5_release) = crate::io::hdf5::library_version();
         Manifest {
             schema: MANIFEST_SCHEMA,
             versions: Versions {

@@ -65,7 +65,7 @@ fn kernel_signatures_are_read_from_the_ptx() {
     // pointers, ints, doubles and floats in the order the source declares them
     assert_eq!(sigs["split_step_shift"], vec![U64, U64, U64, U32, U32, F64, F64, F32, F32, F32]);
     assert_eq!(sigs["scale_planes"], vec![U64, U64, U32, U32]);
-    // The attribute kernel takes what src/gpu/attributes.rs passes, in its order.
+    // The attribute kernel takes what crates/seis-cuda/src/attributes.rs passes, in its order.
     assert_eq!(sigs["attr_output"], vec![U64, U32, U32, U32, U32, U32, U32, F32, U64]);
 }
 

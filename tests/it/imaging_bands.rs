@@ -1,4 +1,4 @@
-//! The one decomposition (src/imaging/bands.rs): frequencies migrated in bands, or in shares by separate
+//! The one decomposition (crates/seis-imaging/src/bands.rs): frequencies migrated in bands, or in shares by separate
 //! processes, add up to the image of all of them (relative L2 ≤ 1e-5, float rounding), whatever the split:
 //! bands forced on an engine by its memory (the spectrum waiting in host memory or on scratch disk),
 //! share counts that do not divide the frequencies, more shares than frequencies, and the DC and Nyquist

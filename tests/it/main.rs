@@ -5,6 +5,7 @@
 //! images); `cli_common` what the command-line tests share. The GPU tests (`gpu_*` and every test that runs
 //! `for_each_backend`) run on the CUDA device too when `SEISIMAGE_GPU_TESTS=1`.
 
+mod architecture;
 mod cli_common;
 mod cli_config;
 mod cli_distributed;

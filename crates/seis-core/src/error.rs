@@ -3,7 +3,7 @@
 //! Every error that comes from a file names the file and, where it is known, the place in it: a byte
 //! offset, a trace number (1-based, as seismic software counts traces), or a config line. A wrong setting
 //! is raised where its value is checked, named by its key ([`Error::at_key`]), and placed at the line of
-//! the job file or the `--set` override that gave it by the job ([`crate::job::Job::locate`]). The binary
+//! the job file or the `--set` override that gave it by the job (the application's `Job::locate`). The binary
 //! prints an error once, at the top, and maps it to an exit code with [`Error::exit_code`].
 
 use std::fmt;
@@ -103,7 +103,7 @@ pub enum Error {
     /// the name of an option of a table that may stand in several places (`iline_byte` of the reading
     /// options, which a job holds in `[input]` and `[velocity.input]`), until the caller puts it under its
     /// table ([`Error::within`]). A rule between settings names the others it involves in `also`: the
-    /// job blames the first of them it sets. [`crate::job::Job::locate`] turns it into a
+    /// job blames the first of them it sets. The application's `Job::locate` turns it into a
     /// [`Error::Config`] at the line of the job file, or the `--set` override, that gave the value.
     #[error("{key}: {message}")]
     Setting { key: String, also: Vec<String>, message: String },

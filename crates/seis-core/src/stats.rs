@@ -93,7 +93,7 @@ pub struct RunStats {
     pub stages: Stages,
     pub host_to_device_bytes: u64,
     pub device_to_host_bytes: u64,
-    /// Input samples that were NaN, infinite or beyond ±[`seis_imaging::window::MAX_AMPLITUDE`] and were set to
+    /// Input samples that were NaN, infinite or beyond ± the windows' `MAX_AMPLITUDE` and were set to
     /// zero before the transforms.
     pub nonfinite_samples: u64,
     /// Frequency bands the spectrum went through (1: all at once; more when it did not fit in memory).

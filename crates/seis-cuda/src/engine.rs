@@ -1,4 +1,4 @@
-//! The CUDA engine: the CPU engine's steps (src/imaging) on the device, on the same plan and layout.
+//! The CUDA engine: the CPU engine's steps (crates/seis-imaging) on the device, on the same plan and layout.
 //!
 //! This file holds the engine itself — the device and its kernels (a `Launcher`, see `launch.rs`), the
 //! pinned staging ring and the buffers kept between runs — and the [`Engine`] entry points; `run/` is one

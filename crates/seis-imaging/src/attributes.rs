@@ -15,7 +15,7 @@
 //!   cycles per km along depth in metres, Hz along time in ms.
 //!
 //! The CPU engine computes them here, with rustfft; the GPU engine computes them on the device, with the
-//! same formulas (`kernels/attributes.cu`, cuFFT), where the box is gathered, so that only the attribute's
+//! same formulas (`crates/seis-cuda/kernels/attributes.cu`, cuFFT), where the box is gathered, so that only the attribute's
 //! samples cross the bus. Either way a box with an attribute hands over the attribute of the levels it
 //! keeps ([`AttributeOutput::keep`]): an attribute of a depth slice is computed over a window of levels
 //! around it and only the slice is kept.

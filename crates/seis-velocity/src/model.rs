@@ -1,7 +1,7 @@
 //! The velocity model the engines use: true interval velocities of the medium, in m/s, as a function of
 //! depth in metres. Every form a job may give (tables and files in time or depth, RMS or average
 //! velocities, other units, other grids) is converted to one of these before planning (see the other
-//! modules of [`crate::velocity`]).
+//! modules of [`crate`]).
 //!
 //! The exploding-reflector halving (`ve = v / 2`) is the imaging code's business, not the model's.
 

@@ -1,4 +1,4 @@
-//! One migration on the device, step for step the CPU engine's (src/imaging), on the same plan and layout.
+//! One migration on the device, step for step the CPU engine's (crates/seis-imaging), on the same plan and layout.
 //!
 //! The files follow the data. [`buffers`] plans the device memory of a run and makes its buffers and FFT
 //! plans; [`state`] holds a run's state and the steps every method shares. [`ingest`] reads each chunk of

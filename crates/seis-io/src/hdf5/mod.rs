@@ -136,6 +136,11 @@ fn join(group: &str, name: &str) -> String {
     }
 }
 
+/// The version of the HDF5 library seisimage is built with (major, minor, release), for the manifest.
+pub fn library_version() -> (u8, u8, u8) {
+    hdf5::library_version()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
