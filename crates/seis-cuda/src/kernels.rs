@@ -1,4 +1,4 @@
-//! The CUDA kernels: sources embedded from `crates/seis-cuda/kernels/` behind the prelude of values the host owns (see
+//! The CUDA kernels: sources embedded from `kernels/` behind the prelude of values the host owns (see
 //! [`super::prelude`]), compiled by NVRTC for the device's architecture (once per machine: see
 //! [`super::kernel_cache`]), and loaded as one module.
 
@@ -201,7 +201,7 @@ impl Kernels {
     }
 
     pub fn get(&self, name: &str) -> &CudaFunction {
-        self.functions.get(name).unwrap_or_else(|| panic!("kernel {name} is not in crates/seis-cuda/kernels/ (a programming error)"))
+        self.functions.get(name).unwrap_or_else(|| panic!("kernel {name} is not in kernels/ (a programming error)"))
     }
 }
 

@@ -76,7 +76,7 @@ impl Launcher {
         for c in &cells {
             b.arg(c);
         }
-        // SAFETY: the argument list matches the kernel's signature in crates/seis-cuda/kernels/ (checked above against the
+        // SAFETY: the argument list matches the kernel's signature in kernels/ (checked above against the
         // PTX), and every pointer is a live allocation of the size the kernel indexes.
         check(&format!("launching {name}"), unsafe { b.launch(cfg) }).map(|_| ())
     }

@@ -3,7 +3,7 @@
 //! [`seis_imaging::formulas`] that the kernels repeat, and the codes of [`seis_imaging::attributes::Attribute`].
 //!
 //! [`source`] renders them as C++ — `#define`s, and the structs declared from the Rust structs' own field
-//! lists — and [`super::kernels::program_source`] puts that text in front of the sources of `crates/seis-cuda/kernels/`, so
+//! lists — and [`super::kernels::program_source`] puts that text in front of the sources of `kernels/`, so
 //! it is compiled with them and is part of the kernel cache key. The kernels use these names and define
 //! none of them: [`defined_again`] finds a kernel that does (a test runs it on every kernel), and the
 //! NVRTC tests compile [`layout_checks`] after the program, which fail where a C++ struct does not lay out
@@ -17,7 +17,7 @@ use seis_imaging::formulas;
 /// The name NVRTC's messages give the prelude.
 pub const FILE_NAME: &str = "prelude.cuh";
 
-/// A complex float as the kernels see it (`cpx` in crates/seis-cuda/kernels/common.cuh): real, imaginary.
+/// A complex float as the kernels see it (`cpx` in kernels/common.cuh): real, imaginary.
 pub type Cpx = [f32; 2];
 
 /// Lanes of a phase-shift CTA: it owns this many consecutive wavenumbers, one per lane.
@@ -162,7 +162,7 @@ pub fn layout_checks() -> String {
 
 /// The prelude as C++, in front of the kernel sources.
 pub fn source() -> String {
-    let mut s = String::from("// Generated from crates/seis-cuda/src/prelude.rs: the host's side of the kernels' interface.\n");
+    let mut s = String::from("// Generated from prelude.rs: the host's side of the kernels' interface.\n");
     for (name, value) in defines() {
         // Debug formatting writes the shortest decimal that reads back as the same number, always with a
         // point or an exponent, so that C++ reads a double (or, with the suffix, a float) of the same value.

@@ -2,7 +2,7 @@
 //!
 //! Engines apply these to every (ω, kx, ky) or (ω, x, y) element of the spectrum layout; a GPU kernel
 //! repeats them formula for formula, so they take plain numbers and hide no state. The constants the kernels
-//! use are handed to them from here (see `crates/seis-cuda/src/prelude.rs`), never written twice. Conventions (see
+//! use are handed to them from here (see `seis-cuda prelude.rs`), never written twice. Conventions (see
 //! `docs/imaging.md`):
 //! - forward transforms use `exp(−i(ωt + kx·x + ky·y))`, so continuing the recorded field *down* by `Δz`
 //!   multiplies it by `exp(+i kz Δz)`;

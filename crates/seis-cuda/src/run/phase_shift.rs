@@ -1,5 +1,5 @@
 //! Gazdag phase shift for v(z) on the device: the plan's blocks of depth cut into launches of the
-//! register-resident kernel (crates/seis-cuda/kernels/phase_shift.cu), each imaging up to [`PS_MAX_SLOTS`] levels (fewer when
+//! register-resident kernel (kernels/phase_shift.cu), each imaging up to [`PS_MAX_SLOTS`] levels (fewer when
 //! device memory is short) into k-domain images in shared memory, which are imaged and gathered into the
 //! products at once. In frequency bands each band does the same, and its values add into the products.
 

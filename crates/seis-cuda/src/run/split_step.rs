@@ -1,7 +1,7 @@
-//! Split-step Fourier for v(x, y, z) on the device, as crates/seis-imaging/src/split_step.rs does it: per depth step,
+//! Split-step Fourier for v(x, y, z) on the device, as seis-imaging split_step.rs does it: per depth step,
 //! each frequency plane is shifted with the reference velocity in the wavenumber domain, taken into space,
 //! corrected by the thin lens of the lateral velocity (its table uploaded for each step on the copy-in
-//! stream, two in flight), and imaged there in the same pass (crates/seis-cuda/kernels/split_step.cu).
+//! stream, two in flight), and imaged there in the same pass (kernels/split_step.cu).
 
 use std::collections::HashMap;
 use std::ops::Range;

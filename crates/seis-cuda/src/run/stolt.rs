@@ -1,5 +1,5 @@
-//! Stolt (f-k) migration for a constant velocity on the device, as crates/seis-imaging/src/stolt.rs does it: the
-//! spectrum centred on t = 0, remapped from ω onto a regular kz grid (crates/seis-cuda/kernels/stolt.cu), transformed back
+//! Stolt (f-k) migration for a constant velocity on the device, as seis-imaging stolt.rs does it: the
+//! spectrum centred on t = 0, remapped from ω onto a regular kz grid (kernels/stolt.cu), transformed back
 //! over kz into depth levels and over (kx, ky) into space. It needs every frequency of a wavenumber at
 //! once, so it never runs in bands.
 
@@ -22,7 +22,7 @@ impl Run<'_> {
         let grid = plan.stolt.as_ref().expect("checked by RunBuffers::new");
         let (max, rolloff) = dip_args(plan);
         ctx.progress.begin("stolt", plan.levels.len() as u64);
-        // Centre the record on t = 0 (see crates/seis-imaging/src/stolt.rs): every plane times exp(+iω t_c).
+        // Centre the record on t = 0 (see seis-imaging stolt.rs): every plane times exp(+iω t_c).
         let centring: Vec<Cpx> = (0..nw)
             .map(|iw| {
                 let ph = plan.omega(iw) * grid.time_centre;
