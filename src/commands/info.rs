@@ -167,6 +167,8 @@ fn new_info(path: &std::path::Path, container: &'static str, g: &Geometry) -> In
 }
 
 fn human(info: &Info, text_header: bool) -> String {
+    // Over 100 lines: the report is written line by line in the order it is read; each line is its own
+    // few statements.
     use std::fmt::Write;
     let mut s = String::new();
     let g = &info.geometry;

@@ -21,6 +21,8 @@ enum Cut {
 }
 
 pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
+    // Over 100 lines: the command's steps (open, cut, scale, draw, write) in the order they run, each a few
+    // lines over the same arguments.
     let opts = InputOptions::from_parts(
         &segy_options(&args.segy),
         &seisimage::io::hdf5::Hdf5Options { dataset: args.dataset.clone() },

@@ -361,6 +361,8 @@ pub(crate) fn frame_size(w: usize, h: usize, rows: &PlotAxis, cols: &PlotAxis, l
 
 /// Put `data` (the slice already drawn) into an annotated frame.
 pub(crate) fn frame(data: &Canvas, rows: &PlotAxis, cols: &PlotAxis, legend: &Legend) -> Framed {
+    // Over 100 lines: the frame is drawn part by part (axes, ticks, labels, legend) in one coordinate
+    // system laid out once above; each part is a few lines of it.
     let (w, h) = (data.width, data.height);
     let Layout {
         m,

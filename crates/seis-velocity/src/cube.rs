@@ -47,6 +47,8 @@ pub struct CubeReading {
 /// Read the cube of `reader` onto the seismic grid `seismic`. Errors are about `velocity.path` and name
 /// the file.
 pub fn read_cube(reader: &dyn VolumeReader, seismic: &Geometry, how: &CubeReading) -> Result<CubeModel> {
+    // Over 100 lines: the cube's checks against the seismic grid, then its conversion block by block, share
+    // the grids and units worked out at the start.
     let name = reader.describe();
     let at_path = |message: String| Error::at_key("velocity.path", format!("{name}: {message}"));
     let g = reader.geometry();

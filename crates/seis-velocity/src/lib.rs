@@ -270,6 +270,8 @@ impl VelocitySpec {
     /// Functions at several locations: each converted, then interpolated onto every seismic trace and
     /// sampled every `dz` m (one location is a v(z) table).
     fn load_functions(&self, seismic: &Geometry, bin: [f64; 2], dz: f64) -> Result<Loaded> {
+        // Over 100 lines: the checks of the locations against the survey and the conversion of each function
+        // share the located functions built at the start.
         let cancel = CancelToken::process();
         let mut steps = Vec::new();
         let mut functions: Vec<((i64, i64), Converted)> = Vec::new();

@@ -117,6 +117,8 @@ pub(super) struct Ffts {
 impl RunBuffers {
     /// Plan the device memory of a run of `shape` and allocate it (contents undefined).
     pub fn new(dev: &Launcher, plan: &Plan, shape: RunShape) -> Result<Self> {
+        // Over 100 lines: the allocations follow the memory plan in its order, each sized by the one plan,
+        // and read best as that one list.
         let pt = plan.padded[2];
         let (nk, nw) = (plan.nk(), plan.n_omega());
         let chunk_traces = shape.chunk_traces;

@@ -93,6 +93,8 @@ impl Run<'_> {
         mut store: Option<&mut WaitingSpectrum>,
         exchange: Option<&Exchange>,
     ) -> Result<()> {
+        // Over 100 lines: its steps are ordered on the device's streams and events, which one function
+        // keeps in view; split, that order would be spread over several.
         let dev = self.dev;
         let plan = self.plan;
         let [_, nx, nt] = plan.input.shape();

@@ -27,6 +27,8 @@ impl Run<'_> {
         velocity: &VelocityModel,
         ctx: &mut RunContext,
     ) -> Result<()> {
+        // Over 100 lines: its steps are ordered on the device's streams and events, which one function
+        // keeps in view; split, that order would be spread over several.
         let dev = self.dev;
         let (nw, nk) = (band.len(), self.nk);
         let [ni, nx, _] = plan.input.shape();

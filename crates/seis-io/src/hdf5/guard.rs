@@ -232,6 +232,8 @@ fn hdf5_string(fill: impl FnOnce(*mut c_char, usize) -> isize) -> String {
 /// Refuse dataset `ds` (at `path` in `file`, a file of `file_len` bytes) when reading it would take
 /// HDF5 outside the file or to code the file chooses, or when it declares more than the file can back.
 pub fn check_dataset(file: &Path, ds: &Dataset, path: &str, file_len: u64) -> Result<()> {
+    // Over 100 lines: one check after another on the same dataset, which read best as the one list of what
+    // is refused.
     let fail = |message: String| Error::format(file, Location::File, message);
     let quoted_path = quoted(path, QUOTE);
     // SAFETY: HDF5 calls under its lock, on a dataset this program opened, with buffers of the sizes given.
