@@ -7,16 +7,16 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use seisimage::error::{Error, Location};
 
-create_exception!(_native, SeisimageError, PyException, "Any error seisimage reports.");
+create_exception!(seisimage, SeisimageError, PyException, "Any error seisimage reports.");
 create_exception!(
-    _native,
+    seisimage,
     JobError,
     SeisimageError,
     "A mistake in the job or the request (the command line exits 2): `key`, `source`, `line` and `column` say \
      where."
 );
 create_exception!(
-    _native,
+    seisimage,
     RunError,
     SeisimageError,
     "A run that failed (the command line exits 1): the data, the machine or seisimage itself."
