@@ -141,10 +141,7 @@ pub fn migrate_volume(
     let Borrowed { geometry, data } = input;
     let expected = geometry.n_values();
     if data.len() != expected {
-        return Err(Error::Request(format!(
-            "the array holds {} values; its axes say {expected}",
-            data.len()
-        )));
+        return Err(Error::Request(format!("the array holds {} values; its axes say {expected}", data.len())));
     }
     // The reader borrows `data` for as long as this call runs: `prepared`, which holds it, and every thread
     // of the engine are gone before it returns.

@@ -25,10 +25,11 @@ pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
     // JSON goes to programs, which read stdout only: keep stderr clean for them too.
     let progress = Reporting { quiet: reporting.quiet || args.json, ..reporting }.progress();
     let stats = (!args.no_stats).then_some(progress.as_ref());
-    let info = describe(&args.file, format, &opts, args.text_header || !args.json, stats).map_err(|e| match format {
-        FileFormat::Segy => not_a_grid(e, args),
-        _ => e,
-    })?;
+    let info =
+        describe(&args.file, format, &opts, args.text_header || !args.json, stats).map_err(|e| match format {
+            FileFormat::Segy => not_a_grid(e, args),
+            _ => e,
+        })?;
     if args.json {
         super::println(&serde_json::to_string_pretty(&info)?)?;
     } else {

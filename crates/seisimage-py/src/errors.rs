@@ -53,7 +53,7 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
 /// The key a job error's message starts with (`imaging.dz: must be positive`), if it starts with one.
 fn key_of(message: &str) -> Option<String> {
     let (head, _) = message.split_once(": ")?;
-    let is_key = !head.is_empty()
-        && head.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '[' | ']'));
+    let is_key =
+        !head.is_empty() && head.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '[' | ']'));
     is_key.then(|| head.to_string())
 }

@@ -35,15 +35,14 @@ fn json(py: Python<'_>, value: &impl serde::Serialize) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| to_py(py, Error::Internal(format!("a result cannot be encoded: {e}"))))
 }
 
+/// What [`open`] hands back: the values, the live-trace mask and a description (JSON).
+type Opened<'py> = (Bound<'py, PyArray3<f32>>, Bound<'py, PyArray2<bool>>, String);
+
 /// `(values, live, description)`: the volume at `path` read whole, as a float32 array `(iline, xline,
 /// sample)`, its live-trace mask `(iline, xline)`, and a JSON object with its geometry (as `info`
 /// gives it), container, reader and text header. `reading` is a JSON object of `[input]` reading keys.
 #[pyfunction]
-fn open<'py>(
-    py: Python<'py>,
-    path: PathBuf,
-    reading: &str,
-) -> PyResult<(Bound<'py, PyArray3<f32>>, Bound<'py, PyArray2<bool>>, String)> {
+fn open<'py>(py: Python<'py>, path: PathBuf, reading: &str) -> PyResult<Opened<'py>> {
     let opts = embed::input_options_from_json(reading).map_err(|e| to_py(py, e))?;
     let opened = py.detach(|| embed::read_volume(&path, &opts)).map_err(|e| to_py(py, e))?;
     let g = opened.volume.geometry;
@@ -101,8 +100,10 @@ fn run(
     progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let job = load_job(path.as_deref(), text, &overrides).map_err(|e| to_py(py, e))?;
-    let manifest =
-        finish(py, run_detached(py, progress.as_ref(), |progress, cancel| embed::run_job(&job, None, progress, cancel)))?;
+    let manifest = finish(
+        py,
+        run_detached(py, progress.as_ref(), |progress, cancel| embed::run_job(&job, None, progress, cancel)),
+    )?;
     json(py, &manifest)
 }
 
