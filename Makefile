@@ -1,10 +1,11 @@
 # The two commands of README.md. Both do all set-up themselves on a fresh machine.
 #   make demo   build, then migrate the shipped F3 cut with configs/demo.toml into out/demo/
-#   make test   build, then run the whole test suite (what CI runs)
+#   make test   build, then run the whole test suite (what CI runs), the Python package's included
+#   make python build the Python package's wheel into target/wheels/ (see docs/python.md)
 
 CARGO ?= cargo
 
-.PHONY: demo test
+.PHONY: demo test python
 demo:
 	@scripts/setup.sh
 	$(CARGO) run --release -- run configs/demo.toml
@@ -21,3 +22,14 @@ test: export LD_LIBRARY_PATH := $(CURDIR)/.tools/nvrtc/nvidia/cu13/lib$(if $(LD_
 test:
 	@scripts/setup.sh --test
 	$(CARGO) test --release --workspace
+	$(MAKE) --no-print-directory python
+	.tools/venv/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps target/wheels/seisimage-*.whl
+	SEISIMAGE_BIN=$(CURDIR)/target/release/seisimage .tools/venv/bin/python -m pytest -q crates/seisimage-py/tests
+
+# The wheel's native module links the library as built by `cargo build --release` (same profile, same
+# features), so after a release build only the binding itself is compiled.
+python:
+	@scripts/setup.sh --python
+	rm -f target/wheels/seisimage-*.whl
+	PYTHONPATH=$(CURDIR)/.tools/maturin .tools/maturin/bin/maturin build --quiet --release \
+		-m crates/seisimage-py/Cargo.toml --out target/wheels

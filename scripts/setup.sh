@@ -6,7 +6,10 @@
 #   scripts/setup.sh --test    also what the tests need beyond the build: the Python packages the
 #                              interoperability tests use (segyio, h5py, numpy: independent readers of our
 #                              files) and NVRTC from PyPI, so that every CUDA kernel is compile-checked even
-#                              on a machine without a GPU
+#                              on a machine without a GPU; and the Python package's tools (below)
+#   scripts/setup.sh --python  maturin from PyPI into .tools/maturin (builds the Python wheel, `make python`)
+#                              and, with --test, a virtual environment .tools/venv with numpy, xarray,
+#                              pytest and segyio for the Python package's tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=.tools
@@ -33,5 +36,19 @@ if [ "${1:-}" = "--test" ]; then
   if [ ! -e "$tools/nvrtc/nvidia/cu13/lib/libnvrtc.so.13" ]; then
     echo "setup: installing NVRTC (CUDA 13.0) into $tools/nvrtc (compile-checks the kernels)"
     pip_install "$tools/nvrtc" --no-deps 'nvidia-cuda-nvrtc==13.0.*'
+  fi
+fi
+
+if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--python" ]; then
+  if ! PYTHONPATH=$tools/maturin "$tools/maturin/bin/maturin" --version >/dev/null 2>&1; then
+    echo "setup: installing maturin from PyPI into $tools/maturin (builds the Python wheel)"
+    pip_install "$tools/maturin" 'maturin>=1.9,<2'
+  fi
+fi
+if [ "${1:-}" = "--test" ]; then
+  if ! "$tools/venv/bin/python" -c 'import numpy, xarray, pytest, segyio' 2>/dev/null; then
+    echo "setup: making $tools/venv with numpy, xarray, pytest and segyio (the Python package's tests)"
+    python3 -m venv "$tools/venv"
+    "$tools/venv/bin/python" -m pip install --quiet --disable-pip-version-check numpy xarray pytest segyio
   fi
 fi

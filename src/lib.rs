@@ -10,6 +10,8 @@
 
 pub mod bench;
 pub mod distributed;
+pub mod embed;
+pub mod info;
 pub mod job;
 pub mod products;
 pub mod run;

@@ -1,119 +1,35 @@
 //! `seisimage info`: what a volume file holds, for a person or (with `--json`) for a program.
 //! The JSON fields are documented in docs/info-json.md; keep the two in step.
 
-use serde::Serialize;
-
-use seisimage::io::hdf5::{Hdf5Reader, Hdf5Summary};
-use seisimage::io::segy::{SegyFile, SegyReader, SegySummary};
-use seisimage::io::{detect_format, FileFormat};
-use seisimage::volume::{AmplitudeStats, Geometry, VolumeReader};
+use seisimage::info::{describe, Info};
+use seisimage::io::hdf5::Hdf5Options;
+use seisimage::io::segy::SegyFile;
+use seisimage::io::{detect_format, FileFormat, InputOptions};
 
 use super::{segy_options, Reporting};
 use crate::cli::InfoArgs;
-
-/// Version of the JSON layout; raised when a field changes meaning or goes away.
-const SCHEMA: &str = "seisimage-info/1";
-
-#[derive(Serialize)]
-struct Info {
-    schema: &'static str,
-    path: String,
-    container: &'static str,
-    geometry: GeometryInfo,
-    amplitudes: Option<AmplitudeStats>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    segy: Option<SegySummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hdf5: Option<Hdf5Summary>,
-}
-
-#[derive(Serialize)]
-struct GeometryInfo {
-    ilines: LineInfo,
-    xlines: LineInfo,
-    samples: SampleInfo,
-    traces: usize,
-    missing_traces: usize,
-    /// Metres between adjacent inlines and between adjacent crosslines (from the coordinates).
-    bin_size_m: Option<[f64; 2]>,
-    /// Grid index → x/y map: x = origin + il_index · per_iline + xl_index · per_xline.
-    coordinates: Option<seisimage::volume::CoordTransform>,
-}
-
-#[derive(Serialize)]
-struct LineInfo {
-    first: i64,
-    last: i64,
-    step: i64,
-    count: usize,
-}
-
-#[derive(Serialize)]
-struct SampleInfo {
-    domain: seisimage::volume::Domain,
-    unit: &'static str,
-    first: f64,
-    last: f64,
-    step: f64,
-    count: usize,
-}
-
-impl GeometryInfo {
-    fn of(g: &Geometry) -> Self {
-        let line =
-            |a: &seisimage::volume::LineAxis| LineInfo { first: a.first, last: a.last(), step: a.step, count: a.len };
-        GeometryInfo {
-            ilines: line(&g.ilines),
-            xlines: line(&g.xlines),
-            samples: SampleInfo {
-                domain: g.samples.domain,
-                unit: g.samples.domain.unit(),
-                first: g.samples.origin,
-                last: g.samples.last(),
-                step: g.samples.step,
-                count: g.samples.len,
-            },
-            traces: g.n_traces(),
-            missing_traces: g.n_missing(),
-            bin_size_m: g.coords.map(|c| c.bin_size()),
-            coordinates: g.coords,
-        }
-    }
-}
 
 pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
     let format = detect_format(&args.file, args.format)?;
     if args.raw_headers || args.trace.is_some() {
         return raw_headers(args, format);
     }
-    let (reader, mut info): (Box<dyn VolumeReader>, Info) = match format {
-        FileFormat::Segy => {
-            let r = SegyReader::open(&args.file, &segy_options(&args.segy)).map_err(|e| not_a_grid(e, args))?;
-            let mut summary = r.summary();
-            if !args.text_header && args.json {
-                summary.text.clear();
-            }
-            let info = new_info(&args.file, "segy", r.geometry());
-            (Box::new(r), Info { segy: Some(summary), ..info })
-        }
-        FileFormat::Hdf5 => {
-            let opts = seisimage::io::hdf5::Hdf5Options { dataset: args.dataset.clone() };
-            let r = Hdf5Reader::open(&args.file, &opts)?;
-            let info = new_info(&args.file, "hdf5", r.geometry());
-            let summary = r.summary();
-            (Box::new(r), Info { hdf5: Some(summary), ..info })
-        }
-        FileFormat::Npy => anyhow::bail!(
+    if format == FileFormat::Npy {
+        anyhow::bail!(
             "{}: an NPY array has no axes to describe; `python -c \"import numpy; print(numpy.load(...).shape)\"` tells its shape",
             args.file.display()
-        ),
-        FileFormat::Auto => unreachable!("detect_format resolves Auto"),
-    };
-    if !args.no_stats {
-        // JSON goes to programs, which read stdout only: keep stderr clean for them too.
-        let progress = Reporting { quiet: reporting.quiet || args.json, ..reporting }.progress();
-        info.amplitudes = Some(AmplitudeStats::of_reader(reader.as_ref(), progress.as_ref())?);
+        );
     }
+    let opts =
+        InputOptions::from_parts(&segy_options(&args.segy), &Hdf5Options { dataset: args.dataset.clone() }, format);
+    // JSON goes to programs, which read stdout only: keep stderr clean for them too.
+    let progress = Reporting { quiet: reporting.quiet || args.json, ..reporting }.progress();
+    let stats = (!args.no_stats).then_some(progress.as_ref());
+    let info =
+        describe(&args.file, format, &opts, args.text_header || !args.json, stats).map_err(|e| match format {
+            FileFormat::Segy => not_a_grid(e, args),
+            _ => e,
+        })?;
     if args.json {
         super::println(&serde_json::to_string_pretty(&info)?)?;
     } else {
@@ -151,18 +67,6 @@ fn not_a_grid(e: seisimage::Error, args: &InfoArgs) -> seisimage::Error {
             seisimage::Error::Format { path, location, message }
         }
         e => e,
-    }
-}
-
-fn new_info(path: &std::path::Path, container: &'static str, g: &Geometry) -> Info {
-    Info {
-        schema: SCHEMA,
-        path: path.display().to_string(),
-        container,
-        geometry: GeometryInfo::of(g),
-        amplitudes: None,
-        segy: None,
-        hdf5: None,
     }
 }
 

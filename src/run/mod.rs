@@ -39,4 +39,4 @@ pub use lock::{host_name, FolderLock, LOCK_FILE};
 pub use manifest::{
     utc, FileRecord, FileStamp, InputAxes, InputRecord, Manifest, Slurm, Started, Versions, MANIFEST, MANIFEST_SCHEMA,
 };
-pub use prepare::{count, prepare, Prepared};
+pub use prepare::{count, prepare, prepare_with, Prepared};

@@ -53,6 +53,14 @@ pub fn prepare(job: Job) -> Result<Prepared> {
     let input_file = FileStamp::of(&c.input.path);
     let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| job.locate(e.within("input")))?;
     tracing::debug!("{} opened in {:.3} s", c.input.path.display(), t.elapsed().as_secs_f64());
+    let mut prepared = prepare_with(job, reader)?;
+    prepared.input_file = input_file;
+    Ok(prepared)
+}
+
+/// [`prepare`] a job whose input is `reader` (a volume in memory, say) instead of its `input.path`.
+pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared> {
+    let c = &job.config;
     let input = reader.geometry().clone();
     check_sample_interval(&job, &input)?;
     let (bin_size, bin_size_source) = match (c.input.bin_size, input.coords) {
@@ -117,7 +125,7 @@ pub fn prepare(job: Job) -> Result<Prepared> {
         request,
         plan,
         warnings,
-        input_file,
+        input_file: None,
         velocity_file,
         also_reads: Vec::new(),
     })
