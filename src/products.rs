@@ -795,6 +795,7 @@ impl OpenProduct {
                 provenance: Some(target.report.provenance_of(&spec)),
                 clip: None,
                 map: slice.map.clone(),
+                panels: Vec::new(),
             };
             (files, pending) = picture_files(path, slice, info, target.render.clone(), spec.kind.noun())?;
         }

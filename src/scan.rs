@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::imaging::{image_geometry, ImageRequest, ImagingParams, Method, Plan, ProductSink};
 use crate::job::JobConfig;
 use crate::products::{self, ProductAxes, ProductKind, ProductSpec, ProductTarget, WrittenProduct};
-use crate::render::{PictureInfo, PlotAxis, SliceData};
+use crate::render::{Panel, PictureInfo, PlotAxis, SliceData};
 use crate::velocity::{ScanStep, VelocityModel};
 use crate::volume::{Domain, Geometry};
 
@@ -276,7 +276,7 @@ fn gap(cols: usize) -> usize {
     (cols / 20).max(2)
 }
 
-/// The pictures of every member side by side, each labelled on the horizontal axis by its member.
+/// The pictures of every member side by side, each a panel with its own line numbers, titled by its member.
 fn panel(specs: &[&ProductSpec], slices: Vec<SliceData>, target: &ProductTarget) -> Result<WrittenProduct> {
     let first = &slices[0];
     if let Some(other) = slices.iter().find(|s| s.rows != first.rows || s.cols != first.cols) {
@@ -296,30 +296,28 @@ fn panel(specs: &[&ProductSpec], slices: Vec<SliceData>, target: &ProductTarget)
         }
     }
     let steps: Vec<ScanStep> = specs.iter().map(|s| s.scan.expect("a scan member")).collect();
+    // The columns of every panel and the gaps between them only size the picture: each panel is labelled
+    // by its own line numbers and its member.
+    let axis = PlotAxis {
+        name: "column of the panels".into(),
+        unit: String::new(),
+        origin: 0.0,
+        step: 1.0,
+        len: width,
+        spacing_m: first.cols.spacing_m,
+    };
+    let panels = steps
+        .iter()
+        .zip(&slices)
+        .enumerate()
+        .map(|(k, (step, s))| Panel { title: step.label(), first_col: k * (cols + g), axis: s.cols.clone() })
+        .collect();
+    let stem = member_stem(specs[0]).to_string();
     let value = |s: &ScanStep| match *s {
         ScanStep::Scale(f) => f,
         ScanStep::Constant(v) => v,
     };
-    let values: Vec<f64> = steps.iter().map(value).collect();
-    let spacing = values[1] - values[0];
-    let even = values.windows(2).all(|w| ((w[1] - w[0]) - spacing).abs() <= 1e-9 * spacing.abs().max(1.0));
-    // Each panel spans one spacing of the scan, so that the axis reads its member's value at its centre.
-    let (name, unit, origin_value, per_panel) = match (even && spacing > 0.0, steps[0]) {
-        (true, ScanStep::Scale(_)) => ("velocity scale at the panel centres", "", values[0], spacing),
-        (true, ScanStep::Constant(_)) => ("velocity at the panel centres", "m/s", values[0], spacing),
-        (false, _) => ("panel", "", 1.0, 1.0),
-    };
-    let step = per_panel / (cols + g) as f64;
-    let axis = PlotAxis {
-        name: name.into(),
-        unit: unit.into(),
-        origin: origin_value - 0.5 * (cols - 1) as f64 * step,
-        step,
-        len: width,
-        spacing_m: first.cols.spacing_m,
-    };
-    let stem = member_stem(specs[0]).to_string();
-    let numbers: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+    let numbers: Vec<String> = steps.iter().map(|s| value(s).to_string()).collect();
     let members = match steps[0] {
         ScanStep::Scale(_) => format!("scale {}", numbers.join(", ")),
         ScanStep::Constant(_) => format!("{} m/s", numbers.join(", ")),
@@ -331,6 +329,7 @@ fn panel(specs: &[&ProductSpec], slices: Vec<SliceData>, target: &ProductTarget)
         provenance: Some(target.report.provenance.clone()),
         clip: None,
         map: first.map.clone(),
+        panels,
     };
     let mut render = target.render.clone();
     render.min_width = render.min_width.saturating_mul(n as u32);

@@ -20,6 +20,7 @@ mod encode;
 mod gain;
 pub mod orientation;
 pub mod page;
+pub mod panels;
 mod resample;
 pub mod section;
 pub mod sidecar;
@@ -40,6 +41,7 @@ pub use clip::{ClipScope, ClipSetting, ClipSource};
 pub use colormap::Colormap;
 pub use encode::{write_png, write_rgb_png};
 pub use orientation::MapView;
+pub use panels::{Panel, PanelRecord};
 pub use resample::{Aspect, Sampling};
 pub use section::SliceData;
 pub use sidecar::{AxisRecord, ClipRecord, Sidecar};
@@ -528,6 +530,8 @@ pub struct PictureInfo {
     pub clip: Option<Clip>,
     /// How a horizontal slice is arranged (see [`SliceData::horizontal`]).
     pub map: Option<MapView>,
+    /// Slices side by side, each labelled by its own axis (see [`panels`]); empty for one slice.
+    pub panels: Vec<Panel>,
 }
 
 impl PictureInfo {
@@ -539,6 +543,7 @@ impl PictureInfo {
             provenance: None,
             clip: None,
             map: None,
+            panels: Vec::new(),
         }
     }
 }
@@ -611,6 +616,7 @@ fn check_slice(slice: &Slice) -> Result<()> {
 pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions, info: &PictureInfo) -> Result<SealedImage> {
     opts.validate()?;
     check_slice(slice)?;
+    panels::check(&info.panels, slice.cols.len)?;
     let (n_rows, n_cols) = (slice.rows.len, slice.cols.len);
     let sidecar_path = sidecar_path(path);
     if sidecar_path == path {
@@ -679,6 +685,7 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions, info:
         footer: &footer,
         metres_across: slice.cols.spacing_m.map(|d| d * n_cols as f64),
         north_deg: info.map.as_ref().and_then(|m| m.north_deg),
+        panels: &info.panels,
     };
     let size = data_area(slice, &sizing, &legend)?;
     let cells = [opts.sampling.cells(n_rows, size.height), opts.sampling.cells(n_cols, size.width)];
@@ -713,6 +720,7 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions, info:
         height: canvas.height as u32,
         rows: AxisRecord::new(&slice.rows, data_top, size.height),
         cols: AxisRecord::new(&slice.cols, data_left, size.width),
+        panels: panels::records(&info.panels, n_cols, data_left, size.width),
         quantity: sidecar::QuantityRecord { name: quantity.name.clone(), unit: quantity.unit.clone() },
         display,
         colormap,
