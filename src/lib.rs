@@ -21,6 +21,7 @@ pub mod progress;
 pub mod render;
 pub mod run;
 pub mod scan;
+pub mod scan_focus;
 pub mod simd;
 pub mod stats;
 pub mod synth;

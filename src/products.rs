@@ -912,8 +912,8 @@ impl<'r, 's> ProductWriter<'r, 's> {
 
     /// Wait for every product, once the engine has handed them all over: written under temporary names,
     /// in the order of the specs and followed by `more` (pictures made of several products: the panels of
-    /// a velocity scan), or the first error.
-    pub fn finish(self, progress: &dyn Progress, more: Vec<WrittenProduct>) -> Result<Written> {
+    /// a velocity scan), or the first error; the page shows `facts` besides the report's.
+    pub fn finish(self, progress: &dyn Progress, more: Vec<WrittenProduct>, facts: Facts) -> Result<Written> {
         let t = std::time::Instant::now();
         let ProductWriter { specs, done, finished, .. } = self;
         // The channel closes once every task that may still send is done.
@@ -940,7 +940,7 @@ impl<'r, 's> ProductWriter<'r, 's> {
         draw_shared_pictures(&mut products, target)?;
         if let Some((title, job)) = &target.report.page {
             target.cancel.check()?;
-            products.push(index_page(&products, target, title, job)?);
+            products.push(index_page(&products, target, title, job, facts)?);
         }
         Ok(Written { products, after_migration: t.elapsed() })
     }
@@ -1006,7 +1006,16 @@ fn draw_shared_pictures(products: &mut [WrittenProduct], target: &ProductTarget)
 pub const INDEX_PAGE: &str = "index.html";
 
 /// The run's `index.html`, as a product of its own.
-fn index_page(products: &[WrittenProduct], target: &ProductTarget, title: &str, job: &str) -> Result<WrittenProduct> {
+/// Facts about a run that the page shows besides those of its report, as (what, value).
+pub type Facts = Vec<(String, String)>;
+
+fn index_page(
+    products: &[WrittenProduct],
+    target: &ProductTarget,
+    title: &str,
+    job: &str,
+    more_facts: Facts,
+) -> Result<WrittenProduct> {
     let name =
         |f: &SealedOutput| f.final_path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let entries = products
@@ -1029,6 +1038,7 @@ fn index_page(products: &[WrittenProduct], target: &ProductTarget, title: &str, 
     facts.extend(p.dz_m.map(|d| ("depth step".to_string(), format!("{d} m"))));
     facts.extend(p.fmax_hz.map(|f| ("highest frequency".to_string(), format!("{f} Hz"))));
     facts.push(("run".to_string(), format!("{}, {}", p.software, p.date)));
+    facts.extend(more_facts);
     let page =
         Page { title: title.to_string(), facts, job: job.to_string(), entries, manifest: "manifest.json".into() };
     let file = write_sealed(target.dir.join(INDEX_PAGE), index_html(&page).as_bytes())?;

@@ -16,6 +16,7 @@ use crate::imaging::{image_geometry, ImageRequest, ImagingParams, Method, Plan, 
 use crate::job::JobConfig;
 use crate::products::{self, ProductAxes, ProductKind, ProductSpec, ProductTarget, WrittenProduct};
 use crate::render::{Panel, PictureInfo, PlotAxis, SliceData};
+use crate::scan_focus::{FocusTally, ScanFocus};
 use crate::velocity::{ScanStep, VelocityModel};
 use crate::volume::{Domain, Geometry};
 
@@ -170,6 +171,8 @@ pub struct Panels<'p> {
     members: usize,
     /// `[product of a member][member]`: the values as handed over, for the products with a picture.
     values: Mutex<Vec<Vec<Option<Vec<f32>>>>>,
+    /// How sharply each member focuses.
+    focus: FocusTally,
 }
 
 /// Member `member`'s sink: its products go to the writer at their place in the job's list, and the panels
@@ -184,6 +187,9 @@ impl ProductSink for MemberSink<'_> {
     fn complete(&self, index: usize, values: Vec<f32>) {
         let p = self.panels;
         let per_member = p.products.len() / p.members;
+        if p.members > 1 {
+            p.focus.add(self.member, &p.products[index], &values);
+        }
         if p.members > 1 && p.products[index].png {
             let mut kept = p.values.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             kept[index][self.member] = Some(values.clone());
@@ -193,10 +199,20 @@ impl ProductSink for MemberSink<'_> {
 }
 
 impl<'p> Panels<'p> {
-    /// Panels for `products` of `members` migrations (none when there is one).
-    pub fn new(products: &'p [ProductSpec], members: usize) -> Self {
+    /// Panels for `products` of `members` migrations on `image` (none when there is one).
+    pub fn new(products: &'p [ProductSpec], members: usize, image: &Geometry) -> Self {
         let per_member = products.len() / members.max(1);
-        Panels { products, members: members.max(1), values: Mutex::new(vec![vec![None; members]; per_member]) }
+        let values = Mutex::new(vec![vec![None; members]; per_member]);
+        let focus = FocusTally::new(products, members.max(1), image);
+        Panels { products, members: members.max(1), values, focus }
+    }
+
+    /// How sharply each member focused, once every member is done (`None` when the job is not a scan).
+    pub fn focus(&self) -> Option<ScanFocus> {
+        let per_member = self.products.len() / self.members;
+        let steps: Vec<ScanStep> =
+            (0..self.members).filter_map(|m| self.products.get(m * per_member).and_then(|p| p.scan)).collect();
+        self.focus.finish(&steps)
     }
 
     /// One sink per member, in order, handing its products to `writer`.
