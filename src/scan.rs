@@ -15,7 +15,8 @@ use crate::error::{Error, Result};
 use crate::imaging::{image_geometry, ImageRequest, ImagingParams, Method, Plan, ProductSink};
 use crate::job::JobConfig;
 use crate::products::{self, ProductAxes, ProductKind, ProductSpec, ProductTarget, WrittenProduct};
-use crate::render::{PictureInfo, PlotAxis, SliceData};
+use crate::render::{Panel, PictureInfo, PlotAxis, SliceData};
+use crate::scan_focus::{FocusTally, ScanFocus};
 use crate::velocity::{ScanStep, VelocityModel};
 use crate::volume::{Domain, Geometry};
 
@@ -170,6 +171,8 @@ pub struct Panels<'p> {
     members: usize,
     /// `[product of a member][member]`: the values as handed over, for the products with a picture.
     values: Mutex<Vec<Vec<Option<Vec<f32>>>>>,
+    /// How sharply each member focuses.
+    focus: FocusTally,
 }
 
 /// Member `member`'s sink: its products go to the writer at their place in the job's list, and the panels
@@ -184,6 +187,9 @@ impl ProductSink for MemberSink<'_> {
     fn complete(&self, index: usize, values: Vec<f32>) {
         let p = self.panels;
         let per_member = p.products.len() / p.members;
+        if p.members > 1 {
+            p.focus.add(self.member, &p.products[index], &values);
+        }
         if p.members > 1 && p.products[index].png {
             let mut kept = p.values.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             kept[index][self.member] = Some(values.clone());
@@ -193,10 +199,20 @@ impl ProductSink for MemberSink<'_> {
 }
 
 impl<'p> Panels<'p> {
-    /// Panels for `products` of `members` migrations (none when there is one).
-    pub fn new(products: &'p [ProductSpec], members: usize) -> Self {
+    /// Panels for `products` of `members` migrations on `image` (none when there is one).
+    pub fn new(products: &'p [ProductSpec], members: usize, image: &Geometry) -> Self {
         let per_member = products.len() / members.max(1);
-        Panels { products, members: members.max(1), values: Mutex::new(vec![vec![None; members]; per_member]) }
+        let values = Mutex::new(vec![vec![None; members]; per_member]);
+        let focus = FocusTally::new(products, members.max(1), image);
+        Panels { products, members: members.max(1), values, focus }
+    }
+
+    /// How sharply each member focused, once every member is done (`None` when the job is not a scan).
+    pub fn focus(&self) -> Option<ScanFocus> {
+        let per_member = self.products.len() / self.members;
+        let steps: Vec<ScanStep> =
+            (0..self.members).filter_map(|m| self.products.get(m * per_member).and_then(|p| p.scan)).collect();
+        self.focus.finish(&steps)
     }
 
     /// One sink per member, in order, handing its products to `writer`.
@@ -276,7 +292,7 @@ fn gap(cols: usize) -> usize {
     (cols / 20).max(2)
 }
 
-/// The pictures of every member side by side, each labelled on the horizontal axis by its member.
+/// The pictures of every member side by side, each a panel with its own line numbers, titled by its member.
 fn panel(specs: &[&ProductSpec], slices: Vec<SliceData>, target: &ProductTarget) -> Result<WrittenProduct> {
     let first = &slices[0];
     if let Some(other) = slices.iter().find(|s| s.rows != first.rows || s.cols != first.cols) {
@@ -296,30 +312,28 @@ fn panel(specs: &[&ProductSpec], slices: Vec<SliceData>, target: &ProductTarget)
         }
     }
     let steps: Vec<ScanStep> = specs.iter().map(|s| s.scan.expect("a scan member")).collect();
+    // The columns of every panel and the gaps between them only size the picture: each panel is labelled
+    // by its own line numbers and its member.
+    let axis = PlotAxis {
+        name: "column of the panels".into(),
+        unit: String::new(),
+        origin: 0.0,
+        step: 1.0,
+        len: width,
+        spacing_m: first.cols.spacing_m,
+    };
+    let panels = steps
+        .iter()
+        .zip(&slices)
+        .enumerate()
+        .map(|(k, (step, s))| Panel { title: step.label(), first_col: k * (cols + g), axis: s.cols.clone() })
+        .collect();
+    let stem = member_stem(specs[0]).to_string();
     let value = |s: &ScanStep| match *s {
         ScanStep::Scale(f) => f,
         ScanStep::Constant(v) => v,
     };
-    let values: Vec<f64> = steps.iter().map(value).collect();
-    let spacing = values[1] - values[0];
-    let even = values.windows(2).all(|w| ((w[1] - w[0]) - spacing).abs() <= 1e-9 * spacing.abs().max(1.0));
-    // Each panel spans one spacing of the scan, so that the axis reads its member's value at its centre.
-    let (name, unit, origin_value, per_panel) = match (even && spacing > 0.0, steps[0]) {
-        (true, ScanStep::Scale(_)) => ("velocity scale at the panel centres", "", values[0], spacing),
-        (true, ScanStep::Constant(_)) => ("velocity at the panel centres", "m/s", values[0], spacing),
-        (false, _) => ("panel", "", 1.0, 1.0),
-    };
-    let step = per_panel / (cols + g) as f64;
-    let axis = PlotAxis {
-        name: name.into(),
-        unit: unit.into(),
-        origin: origin_value - 0.5 * (cols - 1) as f64 * step,
-        step,
-        len: width,
-        spacing_m: first.cols.spacing_m,
-    };
-    let stem = member_stem(specs[0]).to_string();
-    let numbers: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+    let numbers: Vec<String> = steps.iter().map(|s| value(s).to_string()).collect();
     let members = match steps[0] {
         ScanStep::Scale(_) => format!("scale {}", numbers.join(", ")),
         ScanStep::Constant(_) => format!("{} m/s", numbers.join(", ")),
@@ -331,6 +345,7 @@ fn panel(specs: &[&ProductSpec], slices: Vec<SliceData>, target: &ProductTarget)
         provenance: Some(target.report.provenance.clone()),
         clip: None,
         map: first.map.clone(),
+        panels,
     };
     let mut render = target.render.clone();
     render.min_width = render.min_width.saturating_mul(n as u32);

@@ -135,6 +135,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         provenance: Some(Provenance { method: Some("as read".into()), ..Provenance::now(&args.file) }),
         clip: None,
         map: slice.map.clone(),
+        panels: Vec::new(),
     };
     let drawn = render::render_png_sealed(&args.output, &slice.as_slice(), &render, &info)?;
     // A signal that came while the picture was read or drawn still stops the command: it never reports

@@ -9,12 +9,16 @@ use crate::render::page::{index_html, Page, PageEntry};
 /// The name of a run's page in its output folder.
 pub const INDEX_PAGE: &str = "index.html";
 
+/// Facts about a run that the page shows besides those of its report, as (what, value).
+pub type Facts = Vec<(String, String)>;
+
 /// The run's `index.html`, as a product of its own.
 pub(super) fn index_page(
     products: &[WrittenProduct],
     target: &ProductTarget,
     title: &str,
     job: &str,
+    more_facts: Facts,
 ) -> Result<WrittenProduct> {
     let name =
         |f: &SealedOutput| f.final_path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -38,6 +42,7 @@ pub(super) fn index_page(
     facts.extend(p.dz_m.map(|d| ("depth step".to_string(), format!("{d} m"))));
     facts.extend(p.fmax_hz.map(|f| ("highest frequency".to_string(), format!("{f} Hz"))));
     facts.push(("run".to_string(), format!("{}, {}", p.software, p.date)));
+    facts.extend(more_facts);
     let page =
         Page { title: title.to_string(), facts, job: job.to_string(), entries, manifest: "manifest.json".into() };
     let file = write_sealed(target.dir.join(INDEX_PAGE), index_html(&page).as_bytes())?;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
-use super::page::index_page;
+use super::page::{index_page, Facts};
 use super::picture::{draw_shared_pictures, slice_of, TIME_NOTE};
 use super::record::ProductAxes;
 use super::written::{picture_files, ProductTarget, WrittenProduct};
@@ -84,6 +84,7 @@ impl OpenProduct {
                 provenance: Some(target.report.provenance_of(&spec)),
                 clip: None,
                 map: slice.map.clone(),
+                panels: Vec::new(),
             };
             (files, pending) = picture_files(path, slice, info, target.render.clone(), spec.kind.noun())?;
         }
@@ -200,8 +201,8 @@ impl<'r, 's> ProductWriter<'r, 's> {
 
     /// Wait for every product, once the engine has handed them all over: written under temporary names,
     /// in the order of the specs and followed by `more` (pictures made of several products: the panels of
-    /// a velocity scan), or the first error.
-    pub fn finish(self, progress: &dyn Progress, more: Vec<WrittenProduct>) -> Result<Written> {
+    /// a velocity scan), or the first error; the page shows `facts` besides the report's.
+    pub fn finish(self, progress: &dyn Progress, more: Vec<WrittenProduct>, facts: Facts) -> Result<Written> {
         let t = std::time::Instant::now();
         let ProductWriter { specs, done, finished, .. } = self;
         // The channel closes once every task that may still send is done.
@@ -228,7 +229,7 @@ impl<'r, 's> ProductWriter<'r, 's> {
         draw_shared_pictures(&mut products, target)?;
         if let Some((title, job)) = &target.report.page {
             target.cancel.check()?;
-            products.push(index_page(&products, target, title, job)?);
+            products.push(index_page(&products, target, title, job, facts)?);
         }
         Ok(Written { products, after_migration: t.elapsed() })
     }

@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::imaging::{BackendChoice, ProductSink};
 use crate::products::{self, ProductWriter, Written};
 use crate::scan::Panels;
+use crate::scan_focus::ScanFocus;
 
 use super::engine::{EngineStart, ReadyEngine};
 use super::folder::OutputFolder;
@@ -69,7 +70,7 @@ pub fn execute_on(
     let (written, mut kept, release) = rayon::in_place_scope(|scope| {
         let writer = ProductWriter::start(scope, &target, &p.products);
         // One sink per migration (a velocity scan has several), keeping what the scan's panels need.
-        let panels = Panels::new(&p.products, migrations.len());
+        let panels = Panels::new(&p.products, migrations.len(), &p.image);
         let migrated = {
             let sinks = panels.sinks(&writer);
             let sinks: Vec<&dyn ProductSink> = sinks.iter().map(|s| s as &dyn ProductSink).collect();
@@ -81,14 +82,16 @@ pub fn execute_on(
         };
         // A product that is not handed over (the migration failed, or was stopped) is given up, its files
         // removed, as the scope ends.
-        let written = migrated.and_then(|()| writer.finish(ctx.progress, panels.pictures(&target)?));
-        (written, kept, release)
+        let focus = panels.focus();
+        let facts = focus.as_ref().map(|f| f.page_facts()).unwrap_or_default();
+        let written = migrated.and_then(|()| writer.finish(ctx.progress, panels.pictures(&target)?, facts));
+        (written.map(|w| (w, focus)), kept, release)
     });
     // The products are still under their temporary names, in the folder locked for the run: they take
     // their names only if the job's output folder is still that folder.
     let finished = written
         .and_then(|written| folder.check_in_place().map(|()| written))
-        .and_then(|written| complete(p, written, choice, started, ctx, warnings));
+        .and_then(|(written, focus)| complete(p, written, focus, choice, started, ctx, warnings));
     // The folder stays locked until the manifest is written (or the run failed).
     drop(folder);
     // Wait for the engine's release, error or not, so that a process never exits while the driver is
@@ -117,6 +120,7 @@ impl Warnings {
 fn complete(
     p: &Prepared,
     written: Written,
+    focus: Option<ScanFocus>,
     choice: BackendChoice,
     started: Started,
     ctx: &mut RunContext,
@@ -133,7 +137,9 @@ fn complete(
     let (records, replaced) = products::commit_products(written.products)?;
     ctx.stats.add("write", written.after_migration, products::bytes_of(&records));
     ctx.check()?;
-    let manifest = Manifest::new(p, choice, started, std::mem::take(&mut ctx.stats), records, warnings.0).write();
+    let mut manifest = Manifest::new(p, choice, started, std::mem::take(&mut ctx.stats), records, warnings.0);
+    manifest.scan_focus = focus;
+    let manifest = manifest.write();
     // An earlier run's files that the products replaced go only now, once the run is complete.
     drop(replaced);
     manifest

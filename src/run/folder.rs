@@ -413,7 +413,10 @@ fn written_by_seisimage(name: &str) -> bool {
     let mut stem = stem;
     if let Some(base) = stem.strip_suffix("_panel").filter(|_| matches!(ext, "png" | "json")) {
         stem = base;
-    } else if let Some((base, _)) = stem.rsplit_once("_v").filter(|(_, member)| digits(member)) {
+    } else if let Some((base, _)) = stem.rsplit_once("_v").filter(|(_, member)| {
+        let (whole, decimals) = member.split_once('p').unwrap_or((member, "0"));
+        digits(whole) && digits(decimals)
+    }) {
         stem = base;
     }
     // The longest attribute name that ends the stem (`_cos_phase`, not `_phase`).
@@ -491,6 +494,8 @@ mod tests {
             "time_500ms.png",
             "xline_884_time_v095.json",
             "inline_120_envelope_v1800.h5",
+            "inline_120_v097p5.png",
+            "depth_150m_v1800p25.npy",
             "inline_120_panel.png",
             "time_500ms_panel.json",
             "index.html",
@@ -513,6 +518,8 @@ mod tests {
             "inline_120",
             "inline_120_notes.png",
             "inline_120_v.png",
+            "inline_120_v090p.png",
+            "inline_120_vp5.png",
             "time_500.png",
             "index.htm",
             "inline_120_panel.sgy",

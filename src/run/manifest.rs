@@ -63,6 +63,9 @@ pub struct Manifest {
     /// Bytes of every product file written.
     pub product_bytes: u64,
     pub products: Vec<ProductRecord>,
+    /// How sharply each member of a velocity scan focused, the best marked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan_focus: Option<crate::scan_focus::ScanFocus>,
     /// When the manifest was on disk: the run complete. The engine's release of the device, which overlaps
     /// writing the products, may still be waited for after it (logged, not in the file).
     #[serde(skip)]
@@ -201,6 +204,7 @@ impl Manifest {
             stages,
             product_bytes: products::bytes_of(&products),
             products,
+            scan_focus: None,
             completed: None,
         }
     }

@@ -34,6 +34,7 @@ mod png_encoding;
 mod render_errors;
 mod render_png;
 mod render_report;
+mod scan_decisions;
 mod segy_encoded;
 mod segy_fixtures;
 mod segy_interop;

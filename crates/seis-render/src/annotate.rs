@@ -43,6 +43,8 @@ pub(crate) struct Legend<'a> {
     pub metres_across: Option<f64>,
     /// Direction of north on the picture, degrees clockwise from up: draws the north arrow.
     pub north_deg: Option<f64>,
+    /// Panels side by side, each labelled by its own axis and title instead of the column axis.
+    pub panels: &'a [super::panels::Panel],
 }
 
 /// Sizes of the annotation, all following the text size.
@@ -270,8 +272,12 @@ fn layout(w: usize, h: usize, rows: &PlotAxis, cols: &PlotAxis, legend: &Legend)
     let m = Metrics::for_data(w, h);
     let (line, pad, tick, f) = (m.line, m.pad, m.tick, m.frame);
 
-    let col_ticks =
-        ticks(cols, w, |labels| (labels.iter().map(|l| m.width_of(l)).max().unwrap_or(0) + 2 * m.width_of("0")) as f64);
+    let col_gap =
+        |labels: &[String]| (labels.iter().map(|l| m.width_of(l)).max().unwrap_or(0) + 2 * m.width_of("0")) as f64;
+    let col_ticks = match legend.panels {
+        [] => ticks(cols, w, col_gap),
+        panels => super::panels::panel_ticks(panels, cols.len, w, col_gap),
+    };
     let row_ticks = ticks(rows, h, |_| (2 * line) as f64);
     let row_label_width = row_ticks.iter().map(|t| m.width_of(&t.label)).max().unwrap_or(0);
 
@@ -298,7 +304,8 @@ fn layout(w: usize, h: usize, rows: &PlotAxis, cols: &PlotAxis, legend: &Legend)
 
     let title_size = m.size * 1.2;
     let title_band = legend.title.map_or(0, |_| line_height(title_size) + pad);
-    let top = pad + title_band + line + pad / 3 + line + tick + f;
+    let panel_band = if legend.panels.is_empty() { 0 } else { line + pad / 3 };
+    let top = pad + title_band + panel_band + line + pad / 3 + line + tick + f;
     let left = pad + line + pad + row_label_width + pad / 3 + tick + f;
     let bar_left = left + w + f + 2 * pad;
     let right_edge = match &legend.bar {
@@ -406,9 +413,23 @@ pub(crate) fn frame(data: &Canvas, rows: &PlotAxis, cols: &PlotAxis, legend: &Le
         let lw = m.width_of(&t.label) as i64;
         canvas.text(x - lw / 2, label_top, &t.label, m.size, BLACK, Direction::Across);
     }
-    let col_title = cols.title();
-    let x = left_i + w as i64 / 2 - m.width_of(&col_title) as i64 / 2;
-    canvas.text(x, label_top - (pad / 3) as i64 - line as i64, &col_title, m.size, BLACK, Direction::Across);
+    let col_title_top = label_top - (pad / 3) as i64 - line as i64;
+    if legend.panels.is_empty() {
+        let col_title = cols.title();
+        let x = left_i + w as i64 / 2 - m.width_of(&col_title) as i64 / 2;
+        canvas.text(x, col_title_top, &col_title, m.size, BLACK, Direction::Across);
+    } else {
+        super::panels::Titles {
+            panels: legend.panels,
+            n_cols: cols.len,
+            left: left_i,
+            width: w,
+            title_top: col_title_top - (pad / 3) as i64 - line as i64,
+            axis_top: col_title_top,
+            size: m.size,
+        }
+        .draw(&mut canvas);
+    }
     if let Some(title) = legend.title {
         let x = (width as i64 - text_width(title, title_size) as i64) / 2;
         canvas.text(x, padi, title, title_size, BLACK, Direction::Across);

@@ -25,6 +25,7 @@ mod gain;
 mod options;
 pub mod orientation;
 pub mod page;
+pub mod panels;
 mod picture;
 mod provenance;
 mod quantity;
@@ -40,6 +41,7 @@ pub use colormap::Colormap;
 pub use encode::{write_png, write_rgb_png};
 pub use options::{fill_template, Display, RenderOptions, MAX_TITLE_CHARS, MAX_WIGGLE_TRACES, TITLE_FIELDS};
 pub use orientation::MapView;
+pub use panels::{Panel, PanelRecord};
 pub use picture::{
     render_png, render_png_sealed, render_png_with, sidecar_path, PictureInfo, RenderedImage, SealedImage,
 };

@@ -14,6 +14,7 @@ use crate::colormap::{self, Colormap};
 use crate::encode::write_png;
 use crate::options::{fill_template, Display, RenderOptions, MAX_TITLE_CHARS, MAX_WIGGLE_TRACES, WIGGLE_SPACING_PX};
 use crate::orientation::MapView;
+use crate::panels::{self, Panel};
 use crate::provenance::{number, software, today, Provenance};
 use crate::quantity::{decide_clip, display_values, Clip, Quantity, ValueRange};
 use crate::sidecar::{self, AxisRecord, ClipRecord, Sidecar};
@@ -31,6 +32,8 @@ pub struct PictureInfo {
     pub clip: Option<Clip>,
     /// How a horizontal slice is arranged (see [`crate::SliceData::horizontal`]).
     pub map: Option<MapView>,
+    /// Slices side by side, each labelled by its own axis (see [`crate::panels`]); empty for one slice.
+    pub panels: Vec<Panel>,
 }
 
 impl PictureInfo {
@@ -42,6 +45,7 @@ impl PictureInfo {
             provenance: None,
             clip: None,
             map: None,
+            panels: Vec::new(),
         }
     }
 }
@@ -114,6 +118,7 @@ fn check_slice(slice: &Slice) -> Result<()> {
 pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions, info: &PictureInfo) -> Result<SealedImage> {
     opts.validate()?;
     check_slice(slice)?;
+    panels::check(&info.panels, slice.cols.len)?;
     let (n_rows, n_cols) = (slice.rows.len, slice.cols.len);
     let sidecar_path = sidecar_path(path);
     if sidecar_path == path {
@@ -256,7 +261,7 @@ fn decide_look(slice: &Slice, opts: &RenderOptions, info: &PictureInfo, clip: Cl
 
 impl Look {
     /// What the frame around the data area of `slice` says.
-    fn legend(&self, slice: &Slice, info: &PictureInfo) -> annotate::Legend<'_> {
+    fn legend<'a>(&'a self, slice: &Slice, info: &'a PictureInfo) -> annotate::Legend<'a> {
         let (lo, hi) = self.range;
         let colormap = self.colormap;
         annotate::Legend {
@@ -271,6 +276,7 @@ impl Look {
             footer: &self.footer,
             metres_across: slice.cols.spacing_m.map(|d| d * slice.cols.len as f64),
             north_deg: info.map.as_ref().and_then(|m| m.north_deg),
+            panels: &info.panels,
         }
     }
 
@@ -294,6 +300,7 @@ impl Look {
             height,
             rows: AxisRecord::new(&slice.rows, data_top, size.height),
             cols: AxisRecord::new(&slice.cols, data_left, size.width),
+            panels: panels::records(&info.panels, n_cols, data_left, size.width),
             quantity: sidecar::QuantityRecord { name: quantity.name.clone(), unit: quantity.unit.clone() },
             display,
             colormap,

@@ -20,6 +20,11 @@ pub struct Sidecar {
     pub rows: AxisRecord,
     /// The horizontal axis: pixel columns, its first sample on the left.
     pub cols: AxisRecord,
+    /// Slices side by side (the members of a velocity scan): each panel's title and its own horizontal
+    /// axis on the pixel columns that show it; `cols` then counts the columns of every panel and the gaps
+    /// between them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub panels: Vec<super::panels::PanelRecord>,
     /// What the values are: `amplitude`, `envelope`, ...
     pub quantity: QuantityRecord,
     pub display: Display,

@@ -177,11 +177,12 @@ pub enum ScanStep {
 }
 
 impl ScanStep {
-    /// What names the products of this step: `_v095` for 95 % of the model, `_v1800` for 1800 m/s.
+    /// What names the products of this step: `_v095` for 95 % of the model, `_v1800` for 1800 m/s, with
+    /// the digits a value needs after `p` for its decimal point: `_v097p5` for 97.5 %, `_v1800p5`.
     pub fn suffix(self) -> String {
         match self {
-            ScanStep::Scale(f) => format!("_v{:03}", (f * 100.0).round() as i64),
-            ScanStep::Constant(v) => format!("_v{}", v.round() as i64),
+            ScanStep::Scale(f) => format!("_v{}", decimal_name(f * 100.0, 3)),
+            ScanStep::Constant(v) => format!("_v{}", decimal_name(v, 1)),
         }
     }
 
@@ -191,6 +192,22 @@ impl ScanStep {
             ScanStep::Scale(f) => format!("scale {f}"),
             ScanStep::Constant(v) => format!("{v} m/s"),
         }
+    }
+}
+
+/// `value` in the digits a file name may hold: its whole part padded with zeros to `width` digits, then `p`
+/// and its decimals when it has any. Values are taken to six decimals, which keeps what a job writes
+/// (1.15 · 100 is 114.99999999999999 in binary) and drops the noise of unit conversions (1.8 km/s is
+/// 1800.0000000000002 m/s).
+fn decimal_name(value: f64, width: usize) -> String {
+    let text = format!("{value:.6}");
+    let (whole, decimals) = text.split_once('.').unwrap_or((&text, ""));
+    let decimals = decimals.trim_end_matches('0');
+    let whole = format!("{whole:0>width$}");
+    if decimals.is_empty() {
+        whole
+    } else {
+        format!("{whole}p{decimals}")
     }
 }
 
@@ -487,6 +504,23 @@ mod tests {
         s.check().unwrap();
         assert_eq!(s.scan()[0].suffix(), "_v090");
         assert_eq!(ScanStep::Constant(1800.0).suffix(), "_v1800");
+    }
+
+    #[test]
+    fn member_names_keep_the_digits_their_values_need() {
+        let names = |steps: &[ScanStep]| steps.iter().map(|s| s.suffix()).collect::<Vec<_>>();
+        // Whole percents and whole m/s keep the names they always had.
+        let scale = [0.9, 0.95, 1.0, 1.1, 2.5, 10.0].map(ScanStep::Scale);
+        assert_eq!(names(&scale), ["_v090", "_v095", "_v100", "_v110", "_v250", "_v1000"]);
+        assert_eq!(names(&[0.05].map(ScanStep::Scale)), ["_v005"]);
+        // Finer factors keep their digits.
+        let fine = [0.975, 0.98, 1.0125, 0.9999, 1.15, 1.005].map(ScanStep::Scale);
+        assert_eq!(names(&fine), ["_v097p5", "_v098", "_v101p25", "_v099p99", "_v115", "_v100p5"]);
+        let constant = [1800.0, 1800.5, 1.8 * 1000.0 * (1.0 + f64::EPSILON)].map(ScanStep::Constant);
+        assert_eq!(names(&constant), ["_v1800", "_v1800p5", "_v1800"]);
+        spec("kind = \"constant\"\nvelocity = 2000\nscale = [0.975, 0.98, 0.985]").check().unwrap();
+        let km = spec("kind = \"constant\"\nvelocity = [1.8, 1.85]\nunit = \"km/s\"");
+        assert_eq!(names(&km.scan()), ["_v1800", "_v1850"]);
         assert!(toml::from_str::<T>("[velocity]\nkind = \"constant\"\nvelocity = 1.0\nspeed = 2.0").is_err());
         assert!(toml::from_str::<T>("[velocity]\nkind = \"constant\"\nvelocity = \"fast\"").is_err());
     }
@@ -500,7 +534,7 @@ mod tests {
         assert!(refused("kind = \"table\"\ntimes = [0]\ndepths = [0]\nvelocities = [1]").starts_with("velocity.times"));
         assert!(refused("kind = \"table\"\ntimes = [0]\nvelocities = [1]\ntype = \"rms\"\ninterpolation = \"linear\"")
             .starts_with("velocity.interpolation"));
-        assert!(refused("kind = \"constant\"\nvelocity = 2000\nscale = [0.9, 0.901]").contains("_v090"));
+        assert!(refused("kind = \"constant\"\nvelocity = 2000\nscale = [0.9, 0.9000000001]").contains("_v090"));
         assert!(refused("kind = \"constant\"\nvelocity = 2000\nscale = [0.0]").starts_with("velocity.scale"));
         assert!(refused("kind = \"constant\"\nvelocity = [1, 2]\nscale = [1.0, 2.0]").starts_with("velocity.scale"));
         assert!(refused("kind = \"constant\"\nvelocity = 2000\nrange = [5000, 100]").starts_with("velocity.range"));
