@@ -34,6 +34,7 @@ pub mod section;
 pub mod sidecar;
 mod slice;
 pub mod text;
+mod ticks;
 mod wiggle;
 
 pub use clip::{ClipScope, ClipSetting, ClipSource};
@@ -41,7 +42,7 @@ pub use colormap::Colormap;
 pub use encode::{write_png, write_rgb_png};
 pub use options::{fill_template, Display, RenderOptions, MAX_TITLE_CHARS, MAX_WIGGLE_TRACES, TITLE_FIELDS};
 pub use orientation::MapView;
-pub use panels::{Panel, PanelRecord};
+pub use panels::Panel;
 pub use picture::{
     render_png, render_png_sealed, render_png_with, sidecar_path, PictureInfo, RenderedImage, SealedImage,
 };
@@ -51,7 +52,7 @@ use provenance::{number, software};
 pub use quantity::{decide_clip, display_values, Clip, Quantity, ValueRange};
 pub use resample::{Aspect, Sampling};
 pub use section::SliceData;
-pub use sidecar::{AxisRecord, ClipRecord, Sidecar};
+pub use sidecar::{AxisRecord, ClipRecord, PanelRecord, Sidecar};
 pub use slice::{PlotAxis, Slice};
 
 #[cfg(test)]

@@ -6,12 +6,10 @@
 //! between them; its column axis only sizes the picture. [`Panel`]s say which columns each panel holds and
 //! what they are, so that the frame labels each panel by its own axis and the sidecar records each one.
 
-use serde::{Deserialize, Serialize};
-
-use super::annotate::{ticks, Tick};
 use super::canvas::{Canvas, Direction, BLACK};
-use super::sidecar::AxisRecord;
+use super::sidecar::{AxisRecord, PanelRecord};
 use super::text::text_width;
+use super::ticks::{ticks, Tick};
 use super::PlotAxis;
 use seis_core::error::{Error, Result};
 
@@ -24,14 +22,6 @@ pub struct Panel {
     pub first_col: usize,
     /// The panel's own horizontal axis; its length is the number of columns it holds.
     pub axis: PlotAxis,
-}
-
-/// Where a panel lies in a picture and what its columns are, for the sidecar.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PanelRecord {
-    pub title: String,
-    /// The panel's axis on the pixel columns of the whole image that show it.
-    pub cols: AxisRecord,
 }
 
 /// Check that `panels` lie in order inside a slice of `n_cols` columns without overlapping.

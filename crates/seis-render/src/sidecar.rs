@@ -24,7 +24,7 @@ pub struct Sidecar {
     /// axis on the pixel columns that show it; `cols` then counts the columns of every panel and the gaps
     /// between them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub panels: Vec<super::panels::PanelRecord>,
+    pub panels: Vec<PanelRecord>,
     /// What the values are: `amplitude`, `envelope`, ...
     pub quantity: QuantityRecord,
     pub display: Display,
@@ -159,6 +159,14 @@ pub struct ClipRecord {
     pub source: ClipSource,
     /// Over which pictures the percentile was taken: `picture`, `kind` or `job`; none for a fixed clip.
     pub scope: Option<ClipScope>,
+}
+
+/// Where a panel lies in a picture and what its columns are, for the sidecar.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PanelRecord {
+    pub title: String,
+    /// The panel's axis on the pixel columns of the whole image that show it.
+    pub cols: AxisRecord,
 }
 
 #[cfg(test)]
