@@ -17,7 +17,7 @@ use seis_core::volume::{Domain, Geometry};
 /// 2048 × 2048-trace model was a scattered read per trace, and planning a 600-level job took 35 s on two
 /// cores instead of 9 s.
 ///
-/// The values are shared: a scaled copy ([`VelocityModel::scaled`], one per member of a velocity scan)
+/// The values are shared: a scaled copy ([`super::VelocityModel::scaled`], one per member of a velocity scan)
 /// holds the same values and its own factor.
 #[derive(Clone, PartialEq)]
 pub struct VelocityGrid {
