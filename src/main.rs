@@ -53,6 +53,11 @@ fn message(e: &anyhow::Error) -> String {
     text
 }
 
+/// The crates whose log lines show at the level the options ask for: the application and its layers
+/// (docs/architecture.md). Other crates' show from warnings up.
+const LOGGING_CRATES: [&str; 7] =
+    ["seisimage", "seis_core", "seis_io", "seis_velocity", "seis_render", "seis_imaging", "seis_cuda"];
+
 fn init_logging(verbose: u8, quiet: bool) {
     let default = match (quiet, verbose) {
         (true, _) => "warn",
@@ -60,8 +65,9 @@ fn init_logging(verbose: u8, quiet: bool) {
         (false, 1) => "debug",
         _ => "trace",
     };
+    let ours: Vec<String> = LOGGING_CRATES.iter().map(|c| format!("{c}={default}")).collect();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("seisimage={default},warn")));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{},warn", ours.join(","))));
     // Colours only for a person at a terminal: a batch log keeps plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()

@@ -125,3 +125,21 @@ fn no_rust_file_is_over_600_lines() {
         .collect();
     assert!(long.is_empty(), "split these along their concerns: {long:?}");
 }
+
+/// A layer's log lines show like the application's: the binary's log filter names every crate.
+#[test]
+fn every_layer_logs_at_the_level_asked_for() {
+    let main = std::fs::read_to_string(root().join("src/main.rs")).unwrap();
+    for (name, _) in LAYERS {
+        let ident = name.replace('-', "_");
+        assert!(main.contains(&format!("\"{ident}\"")), "src/main.rs's LOGGING_CRATES lacks {ident}");
+    }
+    let out = super::cli_common::run_command(super::cli_common::seisimage().current_dir(root()).args([
+        "-vv",
+        "info",
+        "data/f3.sgy",
+    ]));
+    assert_eq!(out.code(), Some(0), "{out:?}");
+    // A trace line of seis-io's SEG-Y reader.
+    assert!(out.stderr.contains("file headers read in"), "{out:?}");
+}
