@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use seisimage::io::hdf5::{Hdf5Reader, Hdf5Summary};
-use seisimage::io::segy::{SegyFile, SegyReader, SegySummary};
+use seisimage::io::segy::{SegyFile, SegyLayout, SegyReader, SegySummary};
 use seisimage::io::{detect_format, FileFormat};
 use seisimage::volume::{AmplitudeStats, Geometry, VolumeReader};
 
@@ -87,13 +87,18 @@ pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
         return raw_headers(args, format);
     }
     let (reader, mut info): (Box<dyn VolumeReader>, Info) = match format {
-        FileFormat::Segy => {
-            let r = SegyReader::open(&args.file, &segy_options(&args.segy)).map_err(|e| not_a_grid(e, args))?;
+        FileFormat::Segy | FileFormat::Su => {
+            let opts = segy_options(&args.segy);
+            let r = match format {
+                FileFormat::Su => SegyReader::open_su(&args.file, &opts),
+                _ => SegyReader::open(&args.file, &opts).map_err(|e| not_a_grid(e, args)),
+            }?;
             let mut summary = r.summary();
             if !args.text_header && args.json {
                 summary.text.clear();
             }
-            let info = new_info(&args.file, "segy", r.geometry());
+            let container = if format == FileFormat::Su { "su" } else { "segy" };
+            let info = new_info(&args.file, container, r.geometry());
             (Box::new(r), Info { segy: Some(summary), ..info })
         }
         FileFormat::Hdf5 => {
@@ -124,6 +129,12 @@ pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
 
 /// `info --raw-headers`: the headers of a SEG-Y file, grid or not.
 fn raw_headers(args: &InfoArgs, format: FileFormat) -> anyhow::Result<()> {
+    if format == FileFormat::Su {
+        let file = SegyFile::open_su(&args.file, &segy_options(&args.segy))?;
+        let at = segy_options(&args.segy).locations()?;
+        super::print(&super::headers::describe(&args.file, &file, &at, args.trace.unwrap_or(1))?)?;
+        return Ok(());
+    }
     if format != FileFormat::Segy {
         return Err(seisimage::Error::Request(format!(
             "{}: --raw-headers shows the headers of SEG-Y files; this is {}",
@@ -171,6 +182,18 @@ fn human(info: &Info, text_header: bool) -> String {
     let mut s = String::new();
     let g = &info.geometry;
     match (&info.segy, &info.hdf5) {
+        (Some(y), _) if y.layout == SegyLayout::SeismicUnix => {
+            let _ = writeln!(
+                s,
+                "{}: Seismic Unix (no file headers), {}-endian ({}), {} ({} bytes), {} traces",
+                info.path,
+                format!("{:?}", y.byte_order).to_lowercase(),
+                y.byte_order_decided,
+                y.sample_format.name,
+                y.sample_format.bytes,
+                y.trace_count
+            );
+        }
         (Some(y), _) => {
             let _ = writeln!(
                 s,

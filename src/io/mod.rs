@@ -24,6 +24,8 @@ pub enum FileFormat {
     #[default]
     Auto,
     Segy,
+    /// Seismic Unix: SEG-Y traces without file headers (read only).
+    Su,
     Hdf5,
     Npy,
 }
@@ -100,6 +102,7 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
     let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
         Some("sgy" | "segy" | "seg") => return Ok(FileFormat::Segy),
+        Some("su") => return Ok(FileFormat::Su),
         Some("h5" | "hdf5" | "hdf" | "he5") => return Ok(FileFormat::Hdf5),
         Some("npy") => return Ok(FileFormat::Npy),
         _ => {}
@@ -125,6 +128,7 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
 pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
     match detect_format(path, opts.format)? {
         FileFormat::Segy => Ok(Box::new(segy::SegyReader::open(path, &opts.segy())?)),
+        FileFormat::Su => Ok(Box::new(segy::SegyReader::open_su(path, &opts.segy())?)),
         FileFormat::Hdf5 => Ok(Box::new(hdf5::Hdf5Reader::open(path, &opts.hdf5())?)),
         FileFormat::Npy => Err(Error::format(
             path,
@@ -165,6 +169,13 @@ impl VolumeSink {
             FileFormat::Npy => VolumeSink::Npy(npy::NpyWriter::create(path, &geometry.shape())?),
             FileFormat::Auto => {
                 return Err(Error::Request(format!("{}: say which format to write", path.display())));
+            }
+            FileFormat::Su => {
+                return Err(Error::Request(format!(
+                    "{}: seisimage reads Seismic Unix files but does not write them; write SEG-Y (.sgy), which \
+                     Seismic Unix reads with segyread",
+                    path.display()
+                )));
             }
         })
     }

@@ -231,7 +231,10 @@ impl VelocitySpec {
         let samples = reader.geometry().samples;
         if self.domain.is_some()
             || samples.domain != Domain::Time
-            || crate::io::detect_format(path, self.input.format)? != crate::io::FileFormat::Segy
+            || !matches!(
+                crate::io::detect_format(path, self.input.format)?,
+                crate::io::FileFormat::Segy | crate::io::FileFormat::Su
+            )
         {
             return Ok(());
         }

@@ -36,6 +36,7 @@ mod segy_encoded;
 mod segy_fixtures;
 mod segy_interop;
 mod segy_roundtrip;
+mod su_input;
 mod time_products;
 mod velocity_forms;
 mod velocity_scan;
