@@ -13,6 +13,7 @@ pub mod context;
 pub mod distributed;
 pub mod error;
 pub mod gpu;
+pub mod history;
 pub mod imaging;
 pub mod io;
 pub mod job;

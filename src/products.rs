@@ -730,12 +730,14 @@ pub struct ProductTarget<'a> {
     pub cancel: CancelToken,
     /// What the pictures and the page say about the run.
     pub report: RunReport,
+    /// How sub-volume files are written: the processing history of SEG-Y text headers, among others.
+    pub volume_options: crate::io::WriteOptions,
 }
 
 /// Write one product into the target's folder under temporary names: PNG for slices, and its sub-volume
 /// formats.
 pub fn write_product(target: &ProductTarget, spec: &ProductSpec, data: &[f32]) -> Result<WrittenProduct> {
-    let mut written = [OpenProduct::create(target.dir, spec, target.image)?.write(data, target)?];
+    let mut written = [OpenProduct::create(target, spec)?.write(data, target)?];
     draw_shared_pictures(&mut written, target)?;
     let [written] = written;
     Ok(written)
@@ -752,11 +754,11 @@ pub struct OpenProduct {
 }
 
 impl OpenProduct {
-    pub fn create(dir: &Path, spec: &ProductSpec, image: &Geometry) -> Result<Self> {
-        let geometry = spec.geometry(image);
-        let mut options = crate::io::WriteOptions::default();
+    pub fn create(target: &ProductTarget, spec: &ProductSpec) -> Result<Self> {
+        let (dir, geometry) = (target.dir, spec.geometry(target.image));
+        let mut options = target.volume_options.clone();
         if spec.time.is_some() {
-            options.segy.text = TIME_NOTE.iter().map(|l| l.to_string()).collect();
+            options.segy.text.extend(TIME_NOTE.iter().map(|l| l.to_string()));
         }
         let mut sinks = Vec::with_capacity(spec.formats.len());
         for f in &spec.formats {
@@ -895,7 +897,7 @@ impl<'r, 's> ProductWriter<'r, 's> {
             }
             let (slots, done) = (slots.clone(), done.clone());
             scope.spawn(move |_| {
-                let files = OpenProduct::create(target.dir, spec, target.image);
+                let files = OpenProduct::create(target, spec);
                 let mut slot = lock(&slots[i]);
                 match std::mem::replace(&mut *slot, Slot::Started) {
                     Slot::Values(values) => {
@@ -1057,7 +1059,7 @@ impl ProductSink for ProductWriter<'_, '_> {
                 drop(slot);
                 let (target, spec, done) = (self.target, &self.specs[index], self.done.clone());
                 self.scope.spawn(move |_| {
-                    let files = OpenProduct::create(target.dir, spec, target.image);
+                    let files = OpenProduct::create(target, spec);
                     let _ = done.send((index, write(target, spec, files, &values)));
                 });
             }

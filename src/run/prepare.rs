@@ -222,13 +222,21 @@ impl Prepared {
     /// Where this job's products go and how they are drawn, for a run stopped by `cancel`.
     pub fn product_target(&self, cancel: CancelToken) -> ProductTarget<'_> {
         let output = &self.job.config.output;
+        let report = products::RunReport::of(&self.job, &self.velocity, &self.scan_models());
         ProductTarget {
             dir: &output.dir,
             image: &self.image,
             bin_size: self.bin_size,
             render: &output.render,
             cancel,
-            report: products::RunReport::of(&self.job, &self.velocity, &self.scan_models()),
+            volume_options: crate::io::WriteOptions {
+                segy: crate::io::segy::SegyWriteOptions {
+                    text: crate::history::segy_text_lines(&self.job, &report.provenance),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            report,
         }
     }
 
