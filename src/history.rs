@@ -1,6 +1,7 @@
 //! What the SEG-Y files of a run say about how they were made: the processing history of their text
 //! header, so that a file separated from its manifest still tells the method, the velocity and the run.
 
+use crate::io::crs::Crs;
 use crate::job::Job;
 use crate::render::Provenance;
 
@@ -8,9 +9,10 @@ use crate::render::Provenance;
 const LINE: usize = 76;
 
 /// The processing history of `job`'s SEG-Y products, as text header lines of at most 76 characters:
-/// method, velocity source and form, fmax, dz, software version, date and job file. `provenance` is the
+/// method, velocity source and form, fmax, dz, software version, date, job file, and the CRS of the
+/// coordinates when the job names one. `provenance` is the
 /// run's (its velocity in a few words, date and version).
-pub fn segy_text_lines(job: &Job, provenance: &Provenance) -> Vec<String> {
+pub fn segy_text_lines(job: &Job, provenance: &Provenance, crs: Option<&Crs>) -> Vec<String> {
     let c = &job.config;
     let v = &c.velocity;
     let mut form = format!("VELOCITY FORM: {} OF {} VELOCITY", word(&v.kind), v.velocity_type.name());
@@ -27,6 +29,9 @@ pub fn segy_text_lines(job: &Job, provenance: &Provenance) -> Vec<String> {
         format!("MADE BY {} ON {} (UTC)", provenance.software, provenance.date).to_uppercase(),
         format!("JOB FILE: {job_name}"),
     ];
+    if let Some(crs) = crs {
+        lines.push(format!("CRS OF CDP X/Y: {}", crs.describe()));
+    }
     for line in &mut lines {
         if line.chars().count() > LINE {
             *line = line.chars().take(LINE - 3).chain("...".chars()).collect();

@@ -62,6 +62,10 @@ pub struct InputConfig {
     pub bin_size: Option<[f64; 2]>,
     /// NaN and infinite samples: set to zero and counted (default), or refused.
     pub nonfinite: NonFinite,
+    /// The coordinate reference system of the survey's coordinates: `EPSG:<code>` or a WKT file
+    /// ([`Job::crs`]); carried into the outputs, never used to project.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crs: Option<String>,
     /// How to read the file (format, SEG-Y header bytes and byte order, HDF5 dataset), as keys of the same
     /// table.
     #[serde(flatten)]
@@ -69,7 +73,7 @@ pub struct InputConfig {
 }
 
 /// The keys of `[input]` that belong to the job rather than to [`InputOptions`].
-const INPUT_KEYS: [&str; 3] = ["path", "bin_size", "nonfinite"];
+const INPUT_KEYS: [&str; 4] = ["path", "bin_size", "nonfinite", "crs"];
 
 /// `[input]` holds the job's own keys beside the reading keys of [`InputOptions`]. serde's `flatten` would
 /// buffer the table, losing the position of every key (and letting misspelt keys through), so the table is
@@ -135,6 +139,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for ReadingKeys<'_, A> {
                     *self.has_path = true;
                 }
                 Some(Key::Job("bin_size")) => self.own.bin_size = Some(self.map.next_value::<Pair<f64>>()?.0),
+                Some(Key::Job("crs")) => self.own.crs = Some(self.map.next_value()?),
                 Some(Key::Job(_)) => self.own.nonfinite = self.map.next_value()?,
             }
         }
@@ -508,6 +513,15 @@ impl Job {
         Ok(())
     }
 
+    /// The CRS `input.crs` names, its WKT file read (a relative path from the job file's folder, or from
+    /// the current folder when `--set` gave it). Err: at `input.crs`, exit 2.
+    pub fn crs(&self) -> Result<Option<crate::io::crs::Crs>> {
+        let Some(value) = &self.config.input.crs else { return Ok(None) };
+        let folder = self.source.parent().map(Path::to_path_buf).unwrap_or_default();
+        let base = if self.origin.overridden("input.crs").is_some() { PathBuf::new() } else { folder };
+        crate::io::crs::Crs::parse(value, &base).map(Some).map_err(|e| self.locate(e))
+    }
+
     /// Checks that need no file: ranges and consistency of values.
     fn check(&self) -> Result<()> {
         let c = &self.config;
@@ -517,6 +531,7 @@ impl Job {
                     .error_at("input.bin_size", format!("must be two positive distances in metres, not [{a}, {b}]")));
             }
         }
+        self.crs()?;
         c.window.validate().map_err(|e| self.locate(e))?;
         c.velocity.check().map_err(|e| self.locate(e))?;
         let o = &c.output;

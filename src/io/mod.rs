@@ -1,5 +1,6 @@
 //! Getting volumes in and out: SEG-Y, HDF5 and NPY, and the atomic-output discipline every writer follows.
 
+pub mod crs;
 pub mod files;
 pub mod hdf5;
 pub mod mapped;

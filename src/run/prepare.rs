@@ -43,6 +43,8 @@ pub struct Prepared {
     /// Files the run reads besides the job's own (the partial products `reduce` sums): never removed or
     /// replaced by it.
     pub also_reads: Vec<std::path::PathBuf>,
+    /// The CRS of the survey's coordinates (`input.crs`), for the outputs that record it.
+    pub crs: Option<crate::io::crs::Crs>,
 }
 
 /// Open the input and plan the job. A wrong setting found on the way names the line of the job file (or
@@ -104,7 +106,9 @@ pub fn prepare(job: Job) -> Result<Prepared> {
     let deepest = plan.last_level() as f64 * plan.depth.step;
     warnings.extend(velocity_provenance.shallow_note(deepest).map(|note| format!("velocity: {note}")));
     warnings.extend(planned_warnings);
+    let crs = job.crs()?;
     Ok(Prepared {
+        crs,
         job,
         reader,
         bin_size,
@@ -231,10 +235,10 @@ impl Prepared {
             cancel,
             volume_options: crate::io::WriteOptions {
                 segy: crate::io::segy::SegyWriteOptions {
-                    text: crate::history::segy_text_lines(&self.job, &report.provenance),
+                    text: crate::history::segy_text_lines(&self.job, &report.provenance, self.crs.as_ref()),
                     ..Default::default()
                 },
-                ..Default::default()
+                hdf5: crate::io::hdf5::Hdf5WriteOptions { crs: self.crs.clone(), ..Default::default() },
             },
             report,
         }

@@ -15,6 +15,7 @@ mod faults_nonfinite;
 mod faults_output;
 mod faults_security;
 mod faults_signals;
+mod geography;
 mod gpu_kernels;
 mod gpu_parity;
 mod hdf5_interop;
