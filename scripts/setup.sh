@@ -4,7 +4,7 @@
 #
 #   scripts/setup.sh           CMake >= 3.26 for the bundled static HDF5 build, into .tools/cmake
 #   scripts/setup.sh --test    also what the tests need beyond the build: the Python packages the
-#                              interoperability tests use (segyio, h5py, numpy, xarray, tifffile:
+#                              interoperability tests use (segyio, h5py, numpy, xarray, h5netcdf, tifffile:
 #                              independent readers of our files) and NVRTC from PyPI, so that every CUDA kernel is compile-checked even
 #                              on a machine without a GPU
 set -euo pipefail
@@ -26,9 +26,9 @@ fi
 "$cmake_bin" --version | head -n 1 | sed 's/^/setup: /'
 
 if [ "${1:-}" = "--test" ]; then
-  if ! PYTHONPATH=$tools/py python3 -c 'import segyio, h5py, numpy, xarray, tifffile' 2>/dev/null; then
-    echo "setup: installing segyio, h5py, numpy, xarray and tifffile into $tools/py (independent readers for the tests)"
-    pip_install "$tools/py" segyio h5py numpy xarray tifffile
+  if ! PYTHONPATH=$tools/py python3 -c 'import segyio, h5py, numpy, xarray, h5netcdf, tifffile' 2>/dev/null; then
+    echo "setup: installing segyio, h5py, numpy, xarray, h5netcdf and tifffile into $tools/py (independent readers for the tests)"
+    pip_install "$tools/py" segyio h5py numpy xarray h5netcdf tifffile
   fi
   if [ ! -e "$tools/nvrtc/nvidia/cu13/lib/libnvrtc.so.13" ]; then
     echo "setup: installing NVRTC (CUDA 13.0) into $tools/nvrtc (compile-checks the kernels)"
