@@ -254,6 +254,8 @@ pub enum VolumeFormat {
     Segy,
     Hdf5,
     Npy,
+    /// Maps only: depth and time slices.
+    Geotiff,
 }
 
 impl VolumeFormat {
@@ -262,6 +264,7 @@ impl VolumeFormat {
             VolumeFormat::Segy => FileFormat::Segy,
             VolumeFormat::Hdf5 => FileFormat::Hdf5,
             VolumeFormat::Npy => FileFormat::Npy,
+            VolumeFormat::Geotiff => FileFormat::GeoTiff,
         }
     }
 
@@ -270,6 +273,7 @@ impl VolumeFormat {
             VolumeFormat::Segy => "sgy",
             VolumeFormat::Hdf5 => "h5",
             VolumeFormat::Npy => "npy",
+            VolumeFormat::Geotiff => "tif",
         }
     }
 }
@@ -622,6 +626,10 @@ impl Job {
             }
             if r.formats.is_empty() {
                 return Err(self.error_at(&format!("{key}.formats"), "an ROI needs at least one format"));
+            }
+            if r.formats.contains(&VolumeFormat::Geotiff) {
+                let why = "GeoTIFF holds maps: list it in output.slice_formats for depth and time slices";
+                return Err(self.error_at(&format!("{key}.formats"), why));
             }
             if let Some(f) = duplicate(&r.formats) {
                 return Err(self.error_at(&format!("{key}.formats"), format!("{} is listed twice", f.extension())));

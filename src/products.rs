@@ -761,7 +761,9 @@ impl OpenProduct {
             options.segy.text.extend(TIME_NOTE.iter().map(|l| l.to_string()));
         }
         let mut sinks = Vec::with_capacity(spec.formats.len());
-        for f in &spec.formats {
+        // GeoTIFF holds maps: sections list it with the other slice formats and are written without it.
+        let maps_only = |f: &&VolumeFormat| **f != VolumeFormat::Geotiff || geometry.samples.len == 1;
+        for f in spec.formats.iter().filter(maps_only) {
             let t = std::time::Instant::now();
             let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
             sinks.push((*f, VolumeSink::create(f.file_format(), &path, &geometry, &options)?));

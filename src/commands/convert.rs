@@ -34,6 +34,7 @@ fn write_options(args: &ConvertArgs) -> WriteOptions {
             ..Default::default()
         },
         hdf5: Hdf5WriteOptions { dataset: args.dataset.clone(), compression: args.compress, ..Default::default() },
+        crs: None,
     }
 }
 

@@ -108,6 +108,10 @@ pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
             let summary = r.summary();
             (Box::new(r), Info { hdf5: Some(summary), ..info })
         }
+        FileFormat::GeoTiff => anyhow::bail!(
+            "{}: seisimage writes GeoTIFF maps but does not read them; a GIS or `gdalinfo` describes them",
+            args.file.display()
+        ),
         FileFormat::Npy => anyhow::bail!(
             "{}: an NPY array has no axes to describe; `python -c \"import numpy; print(numpy.load(...).shape)\"` tells its shape",
             args.file.display()

@@ -2,6 +2,7 @@
 
 pub mod crs;
 pub mod files;
+pub mod geotiff;
 pub mod hdf5;
 pub mod mapped;
 pub mod npy;
@@ -29,6 +30,10 @@ pub enum FileFormat {
     Su,
     Hdf5,
     Npy,
+    /// GeoTIFF maps (written only, for depth and time slices).
+    #[value(name = "geotiff")]
+    #[serde(rename = "geotiff")]
+    GeoTiff,
 }
 
 /// How to open an input volume: the reading keys of a job file's `[input]` table (and of a velocity file),
@@ -106,6 +111,7 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
         Some("su") => return Ok(FileFormat::Su),
         Some("h5" | "hdf5" | "hdf" | "he5") => return Ok(FileFormat::Hdf5),
         Some("npy") => return Ok(FileFormat::Npy),
+        Some("tif" | "tiff") => return Ok(FileFormat::GeoTiff),
         _ => {}
     }
     let mut head = [0u8; 8];
@@ -136,6 +142,11 @@ pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
             crate::error::Location::File,
             "NPY files carry no axes (line numbers, sample interval); convert to HDF5 or SEG-Y to use them as input",
         )),
+        FileFormat::GeoTiff => Err(Error::format(
+            path,
+            crate::error::Location::File,
+            "seisimage writes GeoTIFF maps but does not read them; give a SEG-Y, Seismic Unix or HDF5 volume",
+        )),
         FileFormat::Auto => unreachable!("detect_format resolves Auto"),
     }
 }
@@ -145,6 +156,8 @@ pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
 pub struct WriteOptions {
     pub segy: segy::SegyWriteOptions,
     pub hdf5: hdf5::Hdf5WriteOptions,
+    /// The CRS GeoTIFF maps name.
+    pub crs: Option<crs::Crs>,
 }
 
 /// A volume being written a block of whole inlines at a time, in any container; nothing is visible under
@@ -155,6 +168,7 @@ pub enum VolumeSink {
     Segy(segy::SegyWriter),
     Hdf5(hdf5::Hdf5Writer),
     Npy(npy::NpyWriter),
+    GeoTiff(geotiff::GeoTiffWriter),
 }
 
 impl VolumeSink {
@@ -168,6 +182,9 @@ impl VolumeSink {
             FileFormat::Segy => VolumeSink::Segy(segy::SegyWriter::create(path, geometry, &opts.segy)?),
             FileFormat::Hdf5 => VolumeSink::Hdf5(hdf5::Hdf5Writer::create(path, geometry, &opts.hdf5)?),
             FileFormat::Npy => VolumeSink::Npy(npy::NpyWriter::create(path, &geometry.shape())?),
+            FileFormat::GeoTiff => {
+                VolumeSink::GeoTiff(geotiff::GeoTiffWriter::create(path, geometry, opts.crs.as_ref())?)
+            }
             FileFormat::Auto => {
                 return Err(Error::Request(format!("{}: say which format to write", path.display())));
             }
@@ -192,6 +209,7 @@ impl VolumeSink {
                 w.write_box(&crate::volume::IndexBox { il: first_il..first_il + n_il, xl: 0..nx, s: 0..ns }, data)
             }
             VolumeSink::Npy(w) => w.write(data),
+            VolumeSink::GeoTiff(w) => w.write(data),
         }
     }
 
@@ -206,6 +224,7 @@ impl VolumeSink {
             VolumeSink::Segy(w) => w.close(),
             VolumeSink::Hdf5(w) => w.close(),
             VolumeSink::Npy(w) => w.close(),
+            VolumeSink::GeoTiff(w) => w.close(),
         }
     }
 }

@@ -239,6 +239,7 @@ impl Prepared {
                     ..Default::default()
                 },
                 hdf5: crate::io::hdf5::Hdf5WriteOptions { crs: self.crs.clone(), ..Default::default() },
+                crs: self.crs.clone(),
             },
             report,
         }

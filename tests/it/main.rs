@@ -16,6 +16,7 @@ mod faults_output;
 mod faults_security;
 mod faults_signals;
 mod geography;
+mod geotiff_slices;
 mod gpu_kernels;
 mod gpu_parity;
 mod hdf5_interop;
