@@ -71,6 +71,14 @@ pub fn prepare(job: Job) -> Result<Prepared> {
             ))
         }
     };
+    let maps = !c.output.depth_slices.is_empty() || !c.output.time_slices.is_empty();
+    if maps && input.coords.is_none() && c.output.slice_formats.contains(&crate::job::VolumeFormat::Geotiff) {
+        let why = format!(
+            "\"geotiff\" places maps by the survey's coordinates, and {} has none in its trace headers",
+            c.input.path.display()
+        );
+        return Err(job.error_at("output.slice_formats", why));
+    }
     if bin_size.iter().any(|b| !b.is_finite() || *b <= 0.0) {
         return Err(job.error_at(
             "input.bin_size",

@@ -126,3 +126,23 @@ fn geotiff_is_refused_for_regions() {
     assert_eq!(o.code(), Some(2), "{o:?}");
     assert!(o.stderr.contains("output.roi.0.formats") && o.stderr.contains("GeoTIFF holds maps"), "{o:?}");
 }
+
+#[test]
+fn geotiff_maps_of_a_survey_without_coordinates_are_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(6, 6, 60);
+    let mut g = m.geometry().clone();
+    g.coords = None;
+    let input = dir.path().join("plain.sgy");
+    write_volume(FileFormat::Segy, &input, &g, &samples(&m), &WriteOptions::default()).unwrap();
+    let output = "depth_slices = [100.0]\nslice_formats = [\"geotiff\"]\npng = false";
+    let text = job_text(&input, &dir.path().join("out"), "", output)
+        .replace("[input]\n", "[input]\nbin_size = [10.0, 10.0]\n");
+    let job = write_job(&dir.path().join("job.toml"), &text);
+    for command in ["validate", "run"] {
+        let o = run(&[command, job.to_str().unwrap()]);
+        assert_eq!(o.code(), Some(2), "{command}: {o:?}");
+        assert!(o.stderr.contains("output.slice_formats") && o.stderr.contains("has none"), "{command}: {o:?}");
+    }
+    assert!(!dir.path().join("out").join("depth_100m.tif").exists());
+}
