@@ -4,8 +4,8 @@
 #
 #   scripts/setup.sh           CMake >= 3.26 for the bundled static HDF5 build, into .tools/cmake
 #   scripts/setup.sh --test    also what the tests need beyond the build: the Python packages the
-#                              interoperability tests use (segyio, h5py, numpy: independent readers of our
-#                              files) and NVRTC from PyPI, so that every CUDA kernel is compile-checked even
+#                              interoperability tests use (segyio, h5py, numpy, xarray, h5netcdf, tifffile:
+#                              independent readers of our files) and NVRTC from PyPI, so that every CUDA kernel is compile-checked even
 #                              on a machine without a GPU; and the Python package's tools (below)
 #   scripts/setup.sh --python  maturin from PyPI into .tools/maturin (builds the Python wheel, `make python`)
 #                              and, with --test, a virtual environment .tools/venv with numpy, xarray,
@@ -29,9 +29,9 @@ fi
 "$cmake_bin" --version | head -n 1 | sed 's/^/setup: /'
 
 if [ "${1:-}" = "--test" ]; then
-  if ! PYTHONPATH=$tools/py python3 -c 'import segyio, h5py, numpy' 2>/dev/null; then
-    echo "setup: installing segyio, h5py and numpy into $tools/py (independent readers for the tests)"
-    pip_install "$tools/py" segyio h5py numpy
+  if ! PYTHONPATH=$tools/py python3 -c 'import segyio, h5py, numpy, xarray, h5netcdf, tifffile' 2>/dev/null; then
+    echo "setup: installing segyio, h5py, numpy, xarray, h5netcdf and tifffile into $tools/py (independent readers for the tests)"
+    pip_install "$tools/py" segyio h5py numpy xarray h5netcdf tifffile
   fi
   if [ ! -e "$tools/nvrtc/nvidia/cu13/lib/libnvrtc.so.13" ]; then
     echo "setup: installing NVRTC (CUDA 13.0) into $tools/nvrtc (compile-checks the kernels)"

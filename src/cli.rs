@@ -48,10 +48,10 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Describe a SEG-Y or HDF5 volume: format, geometry, sample axis, coordinates, amplitudes; or show a
+    /// Describe a SEG-Y, Seismic Unix or HDF5 volume: format, geometry, sample axis, coordinates, amplitudes; or show a
     /// SEG-Y file's headers as stored (--raw-headers, --trace N), grid or not.
     Info(InfoArgs),
-    /// Convert between SEG-Y, HDF5 and NPY, optionally cutting a box.
+    /// Convert between SEG-Y, HDF5 and NPY (and from Seismic Unix), optionally cutting a box.
     Convert(ConvertArgs),
     /// Run migration jobs described by TOML files.
     Run(RunArgs),
@@ -137,7 +137,7 @@ pub struct InfoArgs {
 
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// Input volume (SEG-Y or HDF5).
+    /// Input volume (SEG-Y, Seismic Unix or HDF5).
     pub input: PathBuf,
     /// Output file; its extension picks the format (.sgy/.segy, .h5/.hdf5, .npy) unless --to is given.
     pub output: PathBuf,

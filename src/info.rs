@@ -109,13 +109,17 @@ pub fn describe(
     stats: Option<&dyn Progress>,
 ) -> Result<Info> {
     let (reader, mut info): (Box<dyn VolumeReader>, Info) = match format {
-        FileFormat::Segy => {
-            let r = SegyReader::open(path, &opts.segy())?;
+        FileFormat::Segy | FileFormat::Su => {
+            let r = match format {
+                FileFormat::Su => SegyReader::open_su(path, &opts.segy())?,
+                _ => SegyReader::open(path, &opts.segy())?,
+            };
             let mut summary = r.summary();
             if !text_header {
                 summary.text.clear();
             }
-            let info = Info::new(path, "segy", r.geometry());
+            let container = if format == FileFormat::Su { "su" } else { "segy" };
+            let info = Info::new(path, container, r.geometry());
             (Box::new(r), Info { segy: Some(summary), ..info })
         }
         FileFormat::Hdf5 => {
@@ -123,6 +127,13 @@ pub fn describe(
             let info = Info::new(path, "hdf5", r.geometry());
             let summary = r.summary();
             (Box::new(r), Info { hdf5: Some(summary), ..info })
+        }
+        FileFormat::GeoTiff => {
+            return Err(crate::Error::format(
+                path,
+                crate::error::Location::File,
+                "seisimage writes GeoTIFF maps but does not read them; a GIS or `gdalinfo` describes them",
+            ))
         }
         FileFormat::Npy | FileFormat::Auto => {
             return Err(crate::Error::format(

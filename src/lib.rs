@@ -11,6 +11,7 @@
 pub mod bench;
 pub mod distributed;
 pub mod embed;
+pub mod history;
 pub mod info;
 pub mod job;
 pub mod products;

@@ -1,4 +1,4 @@
-//! `seisimage convert`: SEG-Y ↔ HDF5 (and → NPY), optionally cut to a box, streamed a block of inlines at a
+//! `seisimage convert`: SEG-Y ↔ HDF5 (and → NPY; from Seismic Unix), optionally cut to a box, streamed a block of inlines at a
 //! time so that a volume larger than memory converts in bounded memory.
 //!
 //! SEG-Y to SEG-Y keeps what the input's headers hold and the output can carry ([`keep_segy_headers`]):
@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use seisimage::io::hdf5::Hdf5WriteOptions;
 use seisimage::io::segy::geometry::MISSING;
-use seisimage::io::segy::{ByteOrder, SegyReader, SegyWriteOptions, WriteFormat};
+use seisimage::io::segy::{ByteOrder, SegyLayout, SegyReader, SegyWriteOptions, WriteFormat};
 use seisimage::io::{self, detect_format, FileFormat, InputOptions, TempOutput, VolumeSink, WriteOptions};
 use seisimage::volume::{IndexBox, ValueBox, VolumeReader};
 
@@ -34,6 +34,7 @@ fn write_options(args: &ConvertArgs) -> WriteOptions {
             ..Default::default()
         },
         hdf5: Hdf5WriteOptions { dataset: args.dataset.clone(), compression: args.compress, ..Default::default() },
+        crs: None,
     }
 }
 
@@ -51,6 +52,12 @@ fn output_format(args: &ConvertArgs) -> anyhow::Result<FileFormat> {
         Some("sgy" | "segy" | "seg") => Ok(FileFormat::Segy),
         Some("h5" | "hdf5" | "hdf" | "he5") => Ok(FileFormat::Hdf5),
         Some("npy") => Ok(FileFormat::Npy),
+        Some("su") => Err(seisimage::Error::Request(format!(
+            "{}: seisimage reads Seismic Unix files but does not write them; write SEG-Y (.sgy), which Seismic Unix \
+             reads with segyread",
+            args.output.display()
+        ))
+        .into()),
         _ => Err(seisimage::Error::Request(format!(
             "cannot tell the output format from {:?}: use an extension .sgy, .h5 or .npy, or --to",
             args.output.display()
@@ -92,6 +99,7 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
     // A SEG-Y input is kept as such: its headers are copied after the samples.
     let segy = match in_format {
         FileFormat::Segy => Some(SegyReader::open(&args.input, &opts.segy())?),
+        FileFormat::Su => Some(SegyReader::open_su(&args.input, &opts.segy())?),
         _ => None,
     };
     let other;
@@ -152,10 +160,13 @@ fn keep_segy_headers(input: &SegyReader, cut: &IndexBox, out: &TempOutput, order
     let path = out.final_path();
     let io_error = |e| seisimage::Error::io(path, e);
     let file = out.reopen_for_update()?;
-    let mut text = [0u8; 3200];
-    let source = seisimage::io::files::open_regular(input.file().path())?;
-    source.read_exact_at(&mut text, 0).map_err(|e| seisimage::Error::io(input.file().path(), e))?;
-    file.write_all_at(&text, 0).map_err(io_error)?;
+    // A Seismic Unix input has no text header: the output keeps the one the writer made.
+    if input.file().layout() == SegyLayout::Standard {
+        let mut text = [0u8; 3200];
+        let source = seisimage::io::files::open_regular(input.file().path())?;
+        source.read_exact_at(&mut text, 0).map_err(|e| seisimage::Error::io(input.file().path(), e))?;
+        file.write_all_at(&text, 0).map_err(io_error)?;
+    }
 
     let at = *input.file().locations();
     let in_order = input.file().byte_order();

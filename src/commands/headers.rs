@@ -9,7 +9,7 @@ use std::fmt::Write;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use seisimage::io::segy::{ByteOrder, HeaderLocations, SegyFile};
+use seisimage::io::segy::{ByteOrder, HeaderLocations, SegyFile, SegyLayout};
 
 /// How a field's bytes read.
 #[derive(Clone, Copy)]
@@ -232,29 +232,34 @@ pub fn describe(path: &Path, file: &SegyFile, locations: &HeaderLocations, trace
         .into());
     }
     let order = file.byte_order();
-    let mut binary = [0u8; 400];
-    let mut f = seisimage::io::files::open_regular(path)?;
-    f.seek(SeekFrom::Start(3200)).and_then(|_| f.read_exact(&mut binary)).map_err(|e| seisimage::Error::io(path, e))?;
-    let text = file.text_header();
-
     let mut s = String::new();
+    let seismic_unix = file.layout() == SegyLayout::SeismicUnix;
     let _ = writeln!(
         s,
-        "{}: SEG-Y, {}-endian, {} traces of {} samples ({}, {} bytes each with its header)",
+        "{}: {}, {}-endian, {} traces of {} samples ({}, {} bytes each with its header)",
         path.display(),
+        if seismic_unix { "Seismic Unix (no file headers)" } else { "SEG-Y" },
         format!("{order:?}").to_lowercase(),
         count,
         file.samples_per_trace(),
         file.format().name(),
         file.trace_size()
     );
-    let _ = writeln!(s, "\ntextual file header ({}):", format!("{:?}", text.encoding).to_lowercase());
-    let _ = writeln!(s, "{}", text.text);
-    for (k, record) in text.extended.iter().enumerate() {
-        let _ = writeln!(s, "extended textual header {}:\n{record}", k + 1);
+    if !seismic_unix {
+        let mut binary = [0u8; 400];
+        let mut f = seisimage::io::files::open_regular(path)?;
+        f.seek(SeekFrom::Start(3200))
+            .and_then(|_| f.read_exact(&mut binary))
+            .map_err(|e| seisimage::Error::io(path, e))?;
+        let text = file.text_header();
+        let _ = writeln!(s, "\ntextual file header ({}):", format!("{:?}", text.encoding).to_lowercase());
+        let _ = writeln!(s, "{}", text.text);
+        for (k, record) in text.extended.iter().enumerate() {
+            let _ = writeln!(s, "extended textual header {}:\n{record}", k + 1);
+        }
+        let _ = writeln!(s, "\nbinary file header (bytes 3201-3600 of the file):");
+        table(&mut s, &binary, 3201, BINARY, order, |_| None);
     }
-    let _ = writeln!(s, "\nbinary file header (bytes 3201-3600 of the file):");
-    table(&mut s, &binary, 3201, BINARY, order, |_| None);
     let header = file.trace_header_bytes(trace - 1)?;
     let _ = writeln!(
         s,

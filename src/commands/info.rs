@@ -3,7 +3,7 @@
 
 use seisimage::info::{describe, Info};
 use seisimage::io::hdf5::Hdf5Options;
-use seisimage::io::segy::SegyFile;
+use seisimage::io::segy::{SegyFile, SegyLayout};
 use seisimage::io::{detect_format, FileFormat, InputOptions};
 
 use super::{segy_options, Reporting};
@@ -40,6 +40,12 @@ pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
 
 /// `info --raw-headers`: the headers of a SEG-Y file, grid or not.
 fn raw_headers(args: &InfoArgs, format: FileFormat) -> anyhow::Result<()> {
+    if format == FileFormat::Su {
+        let file = SegyFile::open_su(&args.file, &segy_options(&args.segy))?;
+        let at = segy_options(&args.segy).locations()?;
+        super::print(&super::headers::describe(&args.file, &file, &at, args.trace.unwrap_or(1))?)?;
+        return Ok(());
+    }
     if format != FileFormat::Segy {
         return Err(seisimage::Error::Request(format!(
             "{}: --raw-headers shows the headers of SEG-Y files; this is {}",
@@ -77,6 +83,18 @@ fn human(info: &Info, text_header: bool) -> String {
     let mut s = String::new();
     let g = &info.geometry;
     match (&info.segy, &info.hdf5) {
+        (Some(y), _) if y.layout == SegyLayout::SeismicUnix => {
+            let _ = writeln!(
+                s,
+                "{}: Seismic Unix (no file headers), {}-endian ({}), {} ({} bytes), {} traces",
+                info.path,
+                format!("{:?}", y.byte_order).to_lowercase(),
+                y.byte_order_decided,
+                y.sample_format.name,
+                y.sample_format.bytes,
+                y.trace_count
+            );
+        }
         (Some(y), _) => {
             let _ = writeln!(
                 s,

@@ -40,6 +40,10 @@ pub struct InputConfig {
     pub bin_size: Option<[f64; 2]>,
     /// NaN and infinite samples: set to zero and counted (default), or refused.
     pub nonfinite: NonFinite,
+    /// The coordinate reference system of the survey's coordinates: `EPSG:<code>` or a WKT file
+    /// ([`super::Job::crs`]); carried into the outputs, never used to project.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crs: Option<String>,
     /// How to read the file (format, SEG-Y header bytes and byte order, HDF5 dataset), as keys of the same
     /// table.
     #[serde(flatten)]
@@ -47,7 +51,7 @@ pub struct InputConfig {
 }
 
 /// The keys of `[input]` that belong to the job rather than to [`InputOptions`].
-const INPUT_KEYS: [&str; 3] = ["path", "bin_size", "nonfinite"];
+const INPUT_KEYS: [&str; 4] = ["path", "bin_size", "nonfinite", "crs"];
 
 /// `[input]` holds the job's own keys beside the reading keys of [`InputOptions`]. serde's `flatten` would
 /// buffer the table, losing the position of every key (and letting misspelt keys through), so the table is
@@ -113,6 +117,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for ReadingKeys<'_, A> {
                     *self.has_path = true;
                 }
                 Some(Key::Job("bin_size")) => self.own.bin_size = Some(self.map.next_value::<Pair<f64>>()?.0),
+                Some(Key::Job("crs")) => self.own.crs = Some(self.map.next_value()?),
                 Some(Key::Job(_)) => self.own.nonfinite = self.map.next_value()?,
             }
         }
@@ -177,6 +182,8 @@ pub enum VolumeFormat {
     Segy,
     Hdf5,
     Npy,
+    /// Maps only: depth and time slices.
+    Geotiff,
 }
 
 impl VolumeFormat {
@@ -185,6 +192,7 @@ impl VolumeFormat {
             VolumeFormat::Segy => FileFormat::Segy,
             VolumeFormat::Hdf5 => FileFormat::Hdf5,
             VolumeFormat::Npy => FileFormat::Npy,
+            VolumeFormat::Geotiff => FileFormat::GeoTiff,
         }
     }
 
@@ -193,6 +201,7 @@ impl VolumeFormat {
             VolumeFormat::Segy => "sgy",
             VolumeFormat::Hdf5 => "h5",
             VolumeFormat::Npy => "npy",
+            VolumeFormat::Geotiff => "tif",
         }
     }
 }

@@ -117,6 +117,15 @@ impl Job {
         Ok(())
     }
 
+    /// The CRS `input.crs` names, its WKT file read (a relative path from the job file's folder, or from
+    /// the current folder when `--set` gave it). Err: at `input.crs`, exit 2.
+    pub fn crs(&self) -> Result<Option<crate::io::crs::Crs>> {
+        let Some(value) = &self.config.input.crs else { return Ok(None) };
+        let folder = self.source.parent().map(Path::to_path_buf).unwrap_or_default();
+        let base = if self.origin.overridden("input.crs").is_some() { PathBuf::new() } else { folder };
+        crate::io::crs::Crs::parse(value, &base).map(Some).map_err(|e| self.locate(e))
+    }
+
     /// Checks that need no file: ranges and consistency of values.
     fn check(&self) -> Result<()> {
         let c = &self.config;
@@ -126,6 +135,7 @@ impl Job {
                     .error_at("input.bin_size", format!("must be two positive distances in metres, not [{a}, {b}]")));
             }
         }
+        self.crs()?;
         c.window.validate().map_err(|e| self.locate(e))?;
         c.velocity.check().map_err(|e| self.locate(e))?;
         let o = &c.output;
@@ -216,6 +226,10 @@ impl Job {
             }
             if r.formats.is_empty() {
                 return Err(self.error_at(&format!("{key}.formats"), "an ROI needs at least one format"));
+            }
+            if r.formats.contains(&VolumeFormat::Geotiff) {
+                let why = "GeoTIFF holds maps: list it in output.slice_formats for depth and time slices";
+                return Err(self.error_at(&format!("{key}.formats"), why));
             }
             if let Some(f) = duplicate(&r.formats) {
                 return Err(self.error_at(&format!("{key}.formats"), format!("{} is listed twice", f.extension())));

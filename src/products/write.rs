@@ -1,7 +1,7 @@
 //! Products written as their values come: each one's files through temporary names, as many at once as
 //! the open-file limit allows, a picture that shares its clip with others drawn once all of them are in.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -24,7 +24,7 @@ const WRITE_BLOCK_VALUES: usize = 4 << 20;
 /// Write one product into the target's folder under temporary names: PNG for slices, and its sub-volume
 /// formats.
 pub fn write_product(target: &ProductTarget, spec: &ProductSpec, data: &[f32]) -> Result<WrittenProduct> {
-    let mut written = [OpenProduct::create(target.dir, spec, target.image)?.write(data, target)?];
+    let mut written = [OpenProduct::create(target, spec)?.write(data, target)?];
     draw_shared_pictures(&mut written, target)?;
     let [written] = written;
     Ok(written)
@@ -41,14 +41,16 @@ pub struct OpenProduct {
 }
 
 impl OpenProduct {
-    pub fn create(dir: &Path, spec: &ProductSpec, image: &Geometry) -> Result<Self> {
-        let geometry = spec.geometry(image);
-        let mut options = crate::io::WriteOptions::default();
+    pub fn create(target: &ProductTarget, spec: &ProductSpec) -> Result<Self> {
+        let (dir, geometry) = (target.dir, spec.geometry(target.image));
+        let mut options = target.volume_options.clone();
         if spec.time.is_some() {
-            options.segy.text = TIME_NOTE.iter().map(|l| l.to_string()).collect();
+            options.segy.text.extend(TIME_NOTE.iter().map(|l| l.to_string()));
         }
         let mut sinks = Vec::with_capacity(spec.formats.len());
-        for f in &spec.formats {
+        // GeoTIFF holds maps: sections list it with the other slice formats and are written without it.
+        let maps_only = |f: &&VolumeFormat| **f != VolumeFormat::Geotiff || geometry.samples.len == 1;
+        for f in spec.formats.iter().filter(maps_only) {
             let t = std::time::Instant::now();
             let path = dir.join(format!("{}.{}", spec.stem, f.extension()));
             sinks.push((*f, VolumeSink::create(f.file_format(), &path, &geometry, &options)?));
@@ -185,7 +187,7 @@ impl<'r, 's> ProductWriter<'r, 's> {
             }
             let (slots, done) = (slots.clone(), done.clone());
             scope.spawn(move |_| {
-                let files = OpenProduct::create(target.dir, spec, target.image);
+                let files = OpenProduct::create(target, spec);
                 let mut slot = lock(&slots[i]);
                 match std::mem::replace(&mut *slot, Slot::Started) {
                     Slot::Values(values) => {
@@ -250,7 +252,7 @@ impl ProductSink for ProductWriter<'_, '_> {
                 drop(slot);
                 let (target, spec, done) = (self.target, &self.specs[index], self.done.clone());
                 self.scope.spawn(move |_| {
-                    let files = OpenProduct::create(target.dir, spec, target.image);
+                    let files = OpenProduct::create(target, spec);
                     let _ = done.send((index, write(target, spec, files, &values)));
                 });
             }

@@ -94,6 +94,8 @@ pub struct ProductTarget<'a> {
     pub cancel: CancelToken,
     /// What the pictures and the page say about the run.
     pub report: RunReport,
+    /// How sub-volume files are written: the processing history of SEG-Y text headers, among others.
+    pub volume_options: crate::io::WriteOptions,
 }
 
 /// Put written products in place, every file flushed to disk at once (see [`commit_together_replacing`]),

@@ -138,6 +138,8 @@ pub struct InputRecord {
     pub missing_traces: usize,
     pub bin_size_m: [f64; 2],
     pub bin_size_source: &'static str,
+    /// The CRS of the coordinates, as `input.crs` names it (its WKT read when it names a file).
+    pub crs: Option<crate::io::crs::Crs>,
 }
 
 #[derive(Serialize)]
@@ -160,6 +162,7 @@ impl InputRecord {
             missing_traces: g.n_missing(),
             bin_size_m: p.bin_size,
             bin_size_source: p.bin_size_source,
+            crs: p.crs.clone(),
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct Prepared {
     /// Files the run reads besides the job's own (the partial products `reduce` sums): never removed or
     /// replaced by it.
     pub also_reads: Vec<std::path::PathBuf>,
+    /// The CRS of the survey's coordinates (`input.crs`), for the outputs that record it.
+    pub crs: Option<crate::io::crs::Crs>,
 }
 
 /// Open the input and plan the job. A wrong setting found on the way names the line of the job file (or
@@ -77,6 +79,14 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
             ))
         }
     };
+    let maps = !c.output.depth_slices.is_empty() || !c.output.time_slices.is_empty();
+    if maps && input.coords.is_none() && c.output.slice_formats.contains(&crate::job::VolumeFormat::Geotiff) {
+        let why = format!(
+            "\"geotiff\" places maps by the survey's coordinates, and {} has none in its trace headers",
+            c.input.path.display()
+        );
+        return Err(job.error_at("output.slice_formats", why));
+    }
     if bin_size.iter().any(|b| !b.is_finite() || *b <= 0.0) {
         return Err(job.error_at(
             "input.bin_size",
@@ -112,7 +122,9 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
     let deepest = plan.last_level() as f64 * plan.depth.step;
     warnings.extend(velocity_provenance.shallow_note(deepest).map(|note| format!("velocity: {note}")));
     warnings.extend(planned_warnings);
+    let crs = job.crs()?;
     Ok(Prepared {
+        crs,
         job,
         reader,
         bin_size,
@@ -230,13 +242,22 @@ impl Prepared {
     /// Where this job's products go and how they are drawn, for a run stopped by `cancel`.
     pub fn product_target(&self, cancel: CancelToken) -> ProductTarget<'_> {
         let output = &self.job.config.output;
+        let report = products::RunReport::of(&self.job, &self.velocity, &self.scan_models());
         ProductTarget {
             dir: &output.dir,
             image: &self.image,
             bin_size: self.bin_size,
             render: &output.render,
             cancel,
-            report: products::RunReport::of(&self.job, &self.velocity, &self.scan_models()),
+            volume_options: crate::io::WriteOptions {
+                segy: crate::io::segy::SegyWriteOptions {
+                    text: crate::history::segy_text_lines(&self.job, &report.provenance, self.crs.as_ref()),
+                    ..Default::default()
+                },
+                hdf5: crate::io::hdf5::Hdf5WriteOptions { crs: self.crs.clone(), ..Default::default() },
+                crs: self.crs.clone(),
+            },
+            report,
         }
     }
 

@@ -3,8 +3,9 @@
 //! golden file is written anew (`SEISIMAGE_UPDATE_GOLDEN=1`) and the difference is reviewed like code.
 //!
 //! What depends on the machine is left out: folders are written as `<root>` and `<out>`, the lines that
-//! compare the plan with this machine's memory and GPU are dropped, and numbers of `info --json` compare
-//! within rounding (amplitude sums are taken in parallel).
+//! compare the plan with this machine's memory and GPU, and the plan's own memory (it counts per-thread
+//! buffers), are dropped, and numbers of `info --json` compare within rounding (amplitude sums are taken
+//! in parallel).
 
 use std::path::{Path, PathBuf};
 

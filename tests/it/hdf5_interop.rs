@@ -115,6 +115,7 @@ print(json.dumps({
             "domain": "depth", "sample_unit": "m", "sample_origin": 250.0, "sample_step": 12.5,
             "iline_first": 1, "iline_step": 1, "xline_first": 1000, "xline_step": 5,
             "coord_origin": [605_835.5, 6_073_556.25], "coord_per_iline": [0.0, 25.0], "coord_per_xline": [25.0, 0.0],
+            "coordinates": "cdp_x cdp_y",
         })
     );
     let live: Vec<Vec<u8>> = g.live.chunks(nj).map(|row| row.iter().map(|&l| u8::from(l)).collect()).collect();

@@ -130,7 +130,12 @@ fn depth_volume_with_missing_traces_coordinates_and_compression_round_trips() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("depth.h5");
     let v = filled(depth_geometry());
-    let opts = Hdf5WriteOptions { dataset: "/volumes/migrated".into(), chunk: Some([3, 4, 5]), compression: Some(6) };
+    let opts = Hdf5WriteOptions {
+        dataset: "/volumes/migrated".into(),
+        chunk: Some([3, 4, 5]),
+        compression: Some(6),
+        crs: None,
+    };
     write_volume(&path, &v.geometry, &v.data, &opts).unwrap();
 
     let (reader, back) = read_back(&path, "volumes/migrated");

@@ -1,6 +1,8 @@
 //! Getting volumes in and out: SEG-Y, HDF5 and NPY, and the atomic-output discipline every writer follows.
 
+pub mod crs;
 pub mod files;
+pub mod geotiff;
 pub mod hdf5;
 pub mod mapped;
 pub mod npy;
@@ -25,16 +27,23 @@ pub enum FileFormat {
     #[default]
     Auto,
     Segy,
+    /// Seismic Unix: SEG-Y traces without file headers (read only).
+    Su,
     Hdf5,
     Npy,
+    /// GeoTIFF maps (written only, for depth and time slices).
+    #[serde(rename = "geotiff")]
+    GeoTiff,
 }
 
 impl Choice for FileFormat {
     const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
         (FileFormat::Auto, "auto", "Decide from the extension, then from the file's first bytes."),
         (FileFormat::Segy, "segy", ""),
+        (FileFormat::Su, "su", "Seismic Unix: SEG-Y traces without file headers (read only)."),
         (FileFormat::Hdf5, "hdf5", ""),
         (FileFormat::Npy, "npy", ""),
+        (FileFormat::GeoTiff, "geotiff", "GeoTIFF maps (written only, for depth and time slices)."),
     ];
 }
 
@@ -110,8 +119,10 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
     let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
         Some("sgy" | "segy" | "seg") => return Ok(FileFormat::Segy),
+        Some("su") => return Ok(FileFormat::Su),
         Some("h5" | "hdf5" | "hdf" | "he5") => return Ok(FileFormat::Hdf5),
         Some("npy") => return Ok(FileFormat::Npy),
+        Some("tif" | "tiff") => return Ok(FileFormat::GeoTiff),
         _ => {}
     }
     let mut head = [0u8; 8];
@@ -135,11 +146,17 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
 pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
     match detect_format(path, opts.format)? {
         FileFormat::Segy => Ok(Box::new(segy::SegyReader::open(path, &opts.segy())?)),
+        FileFormat::Su => Ok(Box::new(segy::SegyReader::open_su(path, &opts.segy())?)),
         FileFormat::Hdf5 => Ok(Box::new(hdf5::Hdf5Reader::open(path, &opts.hdf5())?)),
         FileFormat::Npy => Err(Error::format(
             path,
             seis_core::error::Location::File,
             "NPY files carry no axes (line numbers, sample interval); convert to HDF5 or SEG-Y to use them as input",
+        )),
+        FileFormat::GeoTiff => Err(Error::format(
+            path,
+            seis_core::error::Location::File,
+            "seisimage writes GeoTIFF maps but does not read them; give a SEG-Y, Seismic Unix or HDF5 volume",
         )),
         FileFormat::Auto => unreachable!("detect_format resolves Auto"),
     }
@@ -150,6 +167,8 @@ pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
 pub struct WriteOptions {
     pub segy: segy::SegyWriteOptions,
     pub hdf5: hdf5::Hdf5WriteOptions,
+    /// The CRS GeoTIFF maps name.
+    pub crs: Option<crs::Crs>,
 }
 
 /// A volume being written a block of whole inlines at a time, in any container; nothing is visible under
@@ -160,6 +179,7 @@ pub enum VolumeSink {
     Segy(segy::SegyWriter),
     Hdf5(hdf5::Hdf5Writer),
     Npy(npy::NpyWriter),
+    GeoTiff(geotiff::GeoTiffWriter),
 }
 
 impl VolumeSink {
@@ -173,8 +193,18 @@ impl VolumeSink {
             FileFormat::Segy => VolumeSink::Segy(segy::SegyWriter::create(path, geometry, &opts.segy)?),
             FileFormat::Hdf5 => VolumeSink::Hdf5(hdf5::Hdf5Writer::create(path, geometry, &opts.hdf5)?),
             FileFormat::Npy => VolumeSink::Npy(npy::NpyWriter::create(path, &geometry.shape())?),
+            FileFormat::GeoTiff => {
+                VolumeSink::GeoTiff(geotiff::GeoTiffWriter::create(path, geometry, opts.crs.as_ref())?)
+            }
             FileFormat::Auto => {
                 return Err(Error::Request(format!("{}: say which format to write", path.display())));
+            }
+            FileFormat::Su => {
+                return Err(Error::Request(format!(
+                    "{}: seisimage reads Seismic Unix files but does not write them; write SEG-Y (.sgy), which \
+                     Seismic Unix reads with segyread",
+                    path.display()
+                )));
             }
         })
     }
@@ -190,6 +220,7 @@ impl VolumeSink {
                 w.write_box(&seis_core::volume::IndexBox { il: first_il..first_il + n_il, xl: 0..nx, s: 0..ns }, data)
             }
             VolumeSink::Npy(w) => w.write(data),
+            VolumeSink::GeoTiff(w) => w.write(data),
         }
     }
 
@@ -204,6 +235,7 @@ impl VolumeSink {
             VolumeSink::Segy(w) => w.close(),
             VolumeSink::Hdf5(w) => w.close(),
             VolumeSink::Npy(w) => w.close(),
+            VolumeSink::GeoTiff(w) => w.close(),
         }
     }
 }

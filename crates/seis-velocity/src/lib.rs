@@ -231,7 +231,10 @@ impl VelocitySpec {
         let samples = reader.geometry().samples;
         if self.domain.is_some()
             || samples.domain != Domain::Time
-            || seis_io::detect_format(path, self.input.format)? != seis_io::FileFormat::Segy
+            || !matches!(
+                seis_io::detect_format(path, self.input.format)?,
+                seis_io::FileFormat::Segy | seis_io::FileFormat::Su
+            )
         {
             return Ok(());
         }

@@ -11,6 +11,7 @@
 //! `raw` holds the few HDF5 calls that `hdf5-metno` does not wrap (hyperslab I/O into caller buffers,
 //! dimension scales, attribute values of any type).
 
+mod geo;
 mod guard;
 mod raw;
 mod reader;

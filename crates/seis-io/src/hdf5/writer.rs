@@ -38,11 +38,13 @@ pub struct Hdf5WriteOptions {
     pub chunk: Option<[usize; 3]>,
     /// Deflate (gzip) level 0-9, with the byte shuffle that helps floats compress; none when `None`.
     pub compression: Option<u8>,
+    /// The CRS of the coordinates, written as the CF grid mapping `spatial_ref`.
+    pub crs: Option<crate::crs::Crs>,
 }
 
 impl Default for Hdf5WriteOptions {
     fn default() -> Self {
-        Hdf5WriteOptions { dataset: DEFAULT_DATASET.into(), chunk: None, compression: None }
+        Hdf5WriteOptions { dataset: DEFAULT_DATASET.into(), chunk: None, compression: None, crs: None }
     }
 }
 
@@ -95,7 +97,9 @@ impl Hdf5Writer {
             return request(format!("chunk shape {chunk:?} has a zero"));
         }
         let (group_path, name) = split_dataset_path(path, &opts.dataset)?;
-        let reserved = [ILINE, XLINE, LIVE].into_iter().chain(SAMPLE_AXES.map(Domain::axis_name));
+        let reserved = [ILINE, XLINE, LIVE, super::geo::CDP_X, super::geo::CDP_Y, super::geo::SPATIAL_REF]
+            .into_iter()
+            .chain(SAMPLE_AXES.map(Domain::axis_name));
         if reserved.clone().any(|r| r == name) {
             let names: Vec<_> = reserved.collect();
             return request(format!("the volume dataset cannot be named {name}: {} are its axes", names.join(", ")));
@@ -136,6 +140,8 @@ impl Hdf5Writer {
         };
         let volume = builder.create(name.as_str()).doing(path, || format!("creating dataset {dataset_path}"))?;
         write_labels(&group, &volume, geometry).doing(path, || format!("writing the axes of {dataset_path}"))?;
+        super::geo::write_geography(&group, &volume, geometry, opts.crs.as_ref())
+            .doing(path, || format!("writing the coordinates of {dataset_path}"))?;
         Ok(Hdf5Writer { volume, file, dataset_path, shape, output })
     }
 

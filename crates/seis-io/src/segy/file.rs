@@ -15,12 +15,16 @@ use crate::mapped::MappedFile;
 use seis_core::error::{Error, IoContext, Location, Result};
 use seis_core::volume::{Domain, SampleAxis};
 
+mod su;
+pub use su::SegyLayout;
+
 /// An open SEG-Y file: text and binary headers, byte order, sample format, trace size and count, and access
 /// to every trace header and trace. The file is memory-mapped; reading a trace decodes it from the map.
 #[derive(Debug)]
 pub struct SegyFile {
     path: PathBuf,
     map: MappedFile,
+    layout: SegyLayout,
     text: TextHeader,
     binary: BinaryHeader,
     order: ByteOrder,
@@ -205,6 +209,7 @@ impl SegyFile {
         let file = SegyFile {
             path: path.to_path_buf(),
             map,
+            layout: SegyLayout::Standard,
             text,
             binary,
             order,
@@ -242,6 +247,11 @@ impl SegyFile {
 
     pub fn file_size(&self) -> u64 {
         self.map.len() as u64
+    }
+
+    /// SEG-Y with its file headers, or Seismic Unix traces alone.
+    pub fn layout(&self) -> SegyLayout {
+        self.layout
     }
 
     pub fn text_header(&self) -> &TextHeader {

@@ -21,6 +21,10 @@ pub enum ByteOrderSource {
     Detected,
     /// No evidence either way (the sample format was forced): SEG-Y's standard big-endian order.
     Assumed,
+    /// Seismic Unix: the order of the machine reading it, as SU writes the order of the machine writing it.
+    Native,
+    /// Seismic Unix: the only order in which the first trace's sample count divides the file into traces.
+    TraceLength,
 }
 
 impl ByteOrderSource {
@@ -30,6 +34,8 @@ impl ByteOrderSource {
             ByteOrderSource::Constant => "from the byte-order constant at bytes 3297-3300",
             ByteOrderSource::Detected => "detected: the only order giving a valid sample format code",
             ByteOrderSource::Assumed => "assumed big-endian (the SEG-Y standard): no constant, format forced",
+            ByteOrderSource::Native => "this machine's, as Seismic Unix writes",
+            ByteOrderSource::TraceLength => "detected: the only order whose sample count divides the file into traces",
         }
     }
 }
@@ -64,8 +70,8 @@ pub fn decide_byte_order(
         (false, false) => Err(format!(
             "cannot tell the byte order: the sample format code at bytes 3225-3226 reads {} big-endian and {} \
              little-endian, neither a SEG-Y format code. This is not a SEG-Y file, or its binary header is \
-             damaged. A Seismic Unix (.su) file looks like this, having no 3600-byte file header: convert it to \
-             SEG-Y first (Seismic Unix's segyhdrs and segywrite). Only for a SEG-Y file with a damaged binary \
+             damaged. A Seismic Unix file looks like this, having no 3600-byte file header: read it as one (name \
+             it .su, or set the format to \"su\": input.format, --format su). Only for a SEG-Y file with a damaged binary \
              header does giving the byte order and the sample format (endian, sample_format) help",
             code(ByteOrder::Big),
             code(ByteOrder::Little)

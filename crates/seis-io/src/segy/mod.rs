@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use seis_core::error::{Error, Result};
 
 pub use byte_order::ByteOrder;
-pub use file::SegyFile;
+pub use file::{SegyFile, SegyLayout};
 pub use geometry::{Direction, Grid, Sorting};
 pub use layout::ByteOrderSource;
 pub use reader::{SegyReader, SegySummary};

@@ -40,6 +40,15 @@ impl SegyReader {
         let t = std::time::Instant::now();
         let file = SegyFile::open(path, opts)?;
         tracing::trace!("{}: file headers read in {:.1} ms", path.display(), t.elapsed().as_secs_f64() * 1e3);
+        SegyReader::of_file(file)
+    }
+
+    /// Open a Seismic Unix file ([`SegyFile::open_su`]) and place its traces as [`SegyReader::open`] does.
+    pub fn open_su(path: &Path, opts: &SegyOptions) -> Result<SegyReader> {
+        SegyReader::of_file(SegyFile::open_su(path, opts)?)
+    }
+
+    fn of_file(file: SegyFile) -> Result<SegyReader> {
         let grid = Grid::scan(&file)?;
         file.check_intact()?;
         Ok(SegyReader { file, grid })
@@ -76,6 +85,7 @@ impl SegyReader {
         SegySummary {
             path: f.path().display().to_string(),
             file_size: f.file_size(),
+            layout: f.layout(),
             byte_order: f.byte_order(),
             byte_order_source: f.byte_order_source(),
             byte_order_decided: f.byte_order_source().describe(),
@@ -220,6 +230,8 @@ impl SegyReader {
 pub struct SegySummary {
     pub path: String,
     pub file_size: u64,
+    /// SEG-Y with file headers, or Seismic Unix traces alone.
+    pub layout: super::SegyLayout,
     pub byte_order: ByteOrder,
     pub byte_order_source: ByteOrderSource,
     /// How the byte order was decided, in words.

@@ -172,6 +172,8 @@ impl SegyWriter {
             fixed_length: 1,
             traces_in_file: if rev2 { geometry.n_traces() as u64 } else { 0 },
             first_trace_offset: if rev2 { FILE_HEADER_LEN as u64 } else { 0 },
+            // Coordinates, bins and depths are metres throughout seisimage.
+            measurement_system: 1,
             ..Default::default()
         };
 
