@@ -31,5 +31,5 @@ test:
 python:
 	@scripts/setup.sh --python
 	rm -f target/wheels/seisimage-*.whl
-	PYTHONPATH=$(CURDIR)/.tools/maturin .tools/maturin/bin/maturin build --quiet --release \
+	PYTHONPATH=$(CURDIR)/.tools/maturin .tools/maturin/bin/maturin build --quiet --release --strip \
 		-m crates/seisimage-py/Cargo.toml --out target/wheels
