@@ -191,6 +191,19 @@ fn migrate<'py>(
     Ok((image, json(py, &description)?))
 }
 
+/// Write `data` `(iline, xline, depth)`, float32 and C-contiguous, with the axes `axes` (JSON, see
+/// [`Axes`]) as an HDF5 volume at `path`: a velocity model given as an array becomes the cube a job's
+/// `[velocity]` reads, with its axes declared.
+#[pyfunction]
+fn write_cube(py: Python<'_>, data: PyReadonlyArray3<'_, f32>, axes: &str, path: PathBuf) -> PyResult<()> {
+    let axes: Axes = serde_json::from_str(axes).map_err(|e| to_py(py, Error::Request(format!("axes: {e}"))))?;
+    let shape = <[usize; 3]>::try_from(data.shape()).map_err(|_| to_py(py, Error::Request("not 3-D".into())))?;
+    let geometry = axes.geometry(shape, None).map_err(|e| to_py(py, e))?;
+    let values = data.as_slice().map_err(|_| to_py(py, Error::Request("the data are not C-contiguous".into())))?;
+    let options = seisimage::io::hdf5::Hdf5WriteOptions::default();
+    seisimage::io::hdf5::write_volume(&path, &geometry, values, &options).map(|_| ()).map_err(|e| to_py(py, e))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // As the command line does before it opens any file: HDF5 plugins are never loaded.
@@ -207,5 +220,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(migrate, m)?)?;
+    m.add_function(wrap_pyfunction!(write_cube, m)?)?;
     Ok(())
 }

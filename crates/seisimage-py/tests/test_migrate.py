@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import xarray as xr
 import pytest
 
 import seisimage
@@ -89,3 +90,39 @@ def test_the_result_is_handed_over_without_a_copy(f3):
     # The array owns no data of its own: it lends the buffer the engine filled.
     assert values.base is not None
     assert values.flags["C_CONTIGUOUS"] and values.dtype == np.float32
+
+
+def demo_velocity_at(depth):
+    """The demo's interval velocity in depth, linear between its picks and constant below the last."""
+    return np.interp(depth, DEMO_VELOCITY["depths"], DEMO_VELOCITY["velocities"]).astype(np.float32)
+
+
+@pytest.mark.parametrize("form", ["numpy 1-D", "DataArray 1-D", "numpy cube", "DataArray cube"])
+def test_a_velocity_array_equals_the_same_velocity_as_a_table(f3, form):
+    data = seisimage.open(f3)
+    common = dict(dz=2.0, zmax=264.0, fmax=80.0, backend="cpu")
+    expected = seisimage.migrate(data, velocity=DEMO_VELOCITY, **common)
+    depth = np.arange(0.0, 302.0, 2.0)
+    v = demo_velocity_at(depth)
+    ni, nx = data.shape[:2]
+    cube = np.broadcast_to(v, (ni, nx, len(v))).copy()
+    velocity = {
+        "numpy 1-D": v,
+        "DataArray 1-D": xr.DataArray(v, dims=("depth",), coords={"depth": depth}),
+        "numpy cube": cube,
+        "DataArray cube": xr.DataArray(
+            cube,
+            dims=("iline", "xline", "depth"),
+            coords={"iline": data["iline"].values, "xline": data["xline"].values, "depth": depth},
+        ),
+    }[form]
+    got = seisimage.migrate(data, velocity=velocity, **common)
+    assert_same(got.values, expected.values)
+
+
+def test_a_velocity_array_of_the_wrong_shape_is_a_job_error(f3):
+    data = seisimage.open(f3)
+    with pytest.raises(seisimage.JobError):
+        seisimage.migrate(data, velocity=np.full((3, 4, 5, 6), 2000.0, np.float32), dz=2.0, zmax=264.0)
+    with pytest.raises(seisimage.JobError):
+        seisimage.migrate(data, velocity=np.full((3, 4, 50), 2000.0, np.float32), dz=2.0, zmax=264.0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -186,7 +187,7 @@ def validate(
     return json.loads(_native.validate(path, text, _overrides(overrides)))
 
 
-Velocity = Union[float, int, Mapping[str, Any]]
+Velocity = Union[float, int, Mapping[str, Any], np.ndarray, xr.DataArray]
 
 
 def migrate(
@@ -216,7 +217,10 @@ def migrate(
 
     ``velocity`` is a number (m/s, constant), or a dict shaped like a job's ``[velocity]`` table, e.g.
     ``{"kind": "table", "times": [...], "velocities": [...], "type": "rms"}`` or ``{"kind": "table",
-    "depths": [...], "velocities": [...]}``; a velocity file is ``{"kind": "file", "path": ...}``.
+    "depths": [...], "velocities": [...]}``; a velocity file is ``{"kind": "file", "path": ...}``; or
+    interval velocity (m/s) in depth as an array: a function of depth (1-D), or a cube ``(iline, xline,
+    depth)`` on the data's lateral grid. A DataArray gives its ``depth`` coordinate (m) and its line
+    numbers; a numpy array's levels are ``dz`` apart from 0 m, on the data's lines.
 
     ``method`` ("phase-shift", "stolt", "split-step"), ``dz``, ``zmax`` and ``fmax`` are the
     ``[imaging]`` keys of the same names; ``imaging`` gives any other ``[imaging]`` key, ``window`` the
@@ -229,16 +233,18 @@ def migrate(
     if zmax is not None:
         imaging_table["zmax"] = float(zmax)
     imaging_table.update(dict(imaging or {}))
+    scratch = tempfile.TemporaryDirectory(prefix="seisimage-velocity-")
     job = {
         "input": {"path": "array", "bin_size": bin_size},
-        "velocity": _velocity(velocity),
+        "velocity": _velocity(velocity, axes, values.shape, float(dz), scratch.name),
         "imaging": imaging_table,
         "compute": {"backend": backend},
         "output": {"dir": ".", "png": False, "index": False, "roi": [{"name": "image", "formats": ["npy"]}]},
     }
     if window is not None:
         job["window"] = dict(window)
-    image, described = _native.migrate(values, json.dumps(axes), live, json.dumps(job), _progress(progress))
+    with scratch:
+        image, described = _native.migrate(values, json.dumps(axes), live, json.dumps(job), _progress(progress))
     d = json.loads(described)
     dims, coords = _axes(d["geometry"])
     transform = axes.get("coords")
@@ -308,15 +314,48 @@ def _bin_size(bin_m, attrs) -> list:
     return [float(b) for b in bin_m]
 
 
-def _velocity(velocity: Velocity) -> dict:
+def _velocity(velocity: Velocity, axes: Mapping[str, Any], shape, dz: float, scratch: str) -> dict:
     if isinstance(velocity, Mapping):
         return dict(velocity)
     if isinstance(velocity, (int, float, np.number)):
         return {"kind": "constant", "velocity": float(velocity)}
+    if isinstance(velocity, (np.ndarray, xr.DataArray)):
+        return _velocity_array(velocity, axes, shape, dz, scratch)
     raise JobError(
-        "velocity is a number (m/s) or a dict shaped like a job's [velocity] table; a velocity cube goes "
-        "through a file: {'kind': 'file', 'path': ...}"
+        "velocity is a number (m/s), a dict shaped like a job's [velocity] table, or an array of interval "
+        "velocity in depth (1-D, or (iline, xline, depth))"
     )
+
+
+def _velocity_array(velocity, axes: Mapping[str, Any], shape, dz: float, scratch: str) -> dict:
+    """Interval velocity in depth as an array: a table for a function of depth, else an HDF5 cube in
+    ``scratch`` with its axes declared, which the job reads as a velocity file."""
+    named = isinstance(velocity, xr.DataArray)
+    v = np.ascontiguousarray(velocity.values if named else velocity, dtype=np.float32)
+    if named and velocity.dims[-1] != "depth":
+        raise JobError(f"a velocity DataArray ends with the dim 'depth' (m), not {velocity.dims}")
+    if named and "depth" in velocity.coords:
+        depth = np.asarray(velocity["depth"].values, dtype=float)
+    else:
+        depth = np.arange(v.shape[-1]) * dz
+    if v.ndim == 1:
+        return {"kind": "table", "depths": depth.tolist(), "velocities": v.astype(float).tolist()}
+    if v.ndim != 3:
+        raise JobError(f"a velocity array is 1-D (depth) or (iline, xline, depth), not of shape {v.shape}")
+    if named and velocity.dims != ("iline", "xline", "depth"):
+        raise JobError(f"a velocity cube has dims (iline, xline, depth), not {velocity.dims}")
+    if named and "iline" in velocity.coords and "xline" in velocity.coords:
+        lines = [_line_axis(np.asarray(velocity[d].values), d) for d in ("iline", "xline")]
+    elif v.shape[:2] == tuple(shape[:2]):
+        lines = [axes["ilines"], axes["xlines"]]
+    else:
+        raise JobError(f"a velocity cube of shape {v.shape} without line numbers must lie on the data's grid")
+    step = _step(depth, "depth") if len(depth) > 1 else dz
+    cube = {"ilines": lines[0], "xlines": lines[1], "samples": [float(depth[0]), step], "domain": "depth",
+            "coords": None}
+    path = os.path.join(scratch, "velocity.h5")
+    _native.write_cube(v, json.dumps(cube), path)
+    return {"kind": "file", "path": path, "domain": "depth"}
 
 
 # Errors raised from Python (a wrong argument) carry the same attributes as those from the engine.
