@@ -7,6 +7,8 @@ use std::time::Instant;
 use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::imaging::{ImageRequest, Migration, Plan};
+use crate::io::segy::SegyFile;
+use crate::io::FileFormat;
 use crate::job::Job;
 use crate::products::{self, ProductSpec, ProductTarget};
 use crate::scan::Member;
@@ -47,13 +49,35 @@ pub struct Prepared {
     pub crs: Option<crate::io::crs::Crs>,
 }
 
+/// Open the job's input. A SEG-Y or SU file whose headers read but whose line numbers, at the header bytes
+/// the job reads them from, make no grid is the job's mistake rather than the file's: exit 2, at the key
+/// that chose the bytes (`input.iline_byte`, `input.xline_byte` or `input.headers`, whichever the job
+/// sets first), with the reader's hint of the bytes that do make a grid.
+fn open_input(job: &Job) -> Result<Box<dyn VolumeReader>> {
+    let input = &job.config.input;
+    crate::io::open(&input.path, &input.read).map_err(|e| {
+        let headers_read = match crate::io::detect_format(&input.path, input.read.format) {
+            Ok(FileFormat::Segy) => SegyFile::open(&input.path, &input.read.segy()).is_ok(),
+            Ok(FileFormat::Su) => SegyFile::open_su(&input.path, &input.read.segy()).is_ok(),
+            _ => false,
+        };
+        let e = match e {
+            Error::Format { .. } if headers_read => {
+                Error::at_key("iline_byte", e.to_string()).or_key("xline_byte").or_key("headers")
+            }
+            e => e,
+        };
+        job.locate(e.within("input"))
+    })
+}
+
 /// Open the input and plan the job. A wrong setting found on the way names the line of the job file (or
 /// the `--set` override) it comes from.
 pub fn prepare(job: Job) -> Result<Prepared> {
     let c = &job.config;
     let t = Instant::now();
     let input_file = FileStamp::of(&c.input.path);
-    let reader = crate::io::open(&c.input.path, &c.input.read).map_err(|e| job.locate(e.within("input")))?;
+    let reader = open_input(&job)?;
     tracing::debug!("{} opened in {:.3} s", c.input.path.display(), t.elapsed().as_secs_f64());
     let mut prepared = prepare_with(job, reader)?;
     prepared.input_file = input_file;

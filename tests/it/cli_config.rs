@@ -396,3 +396,24 @@ fn every_job_key_is_documented_in_the_configs_readme() {
     assert!(seen > 50, "only {seen} keys seen");
     assert!(missing.is_empty(), "keys not in configs/README.md: {missing:?}");
 }
+
+/// Header bytes that make no grid of a file whose headers read are the job's mistake: exit 2 at the key
+/// that chose them, in the file or on the command line, with the reader's hint of the bytes that work.
+#[test]
+fn header_bytes_that_make_no_grid_are_exit_2_at_their_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = job("", "").replacen("[input]\n", "[input]\nheaders = \"standard\"\niline_byte = 5\n", 1);
+    let out = validate(dir.path(), &text, &[]);
+    assert_eq!(out.code(), Some(2), "{out:?}");
+    assert!(out.stderr.contains(&position(&text, "iline_byte = 5")), "{out:?}");
+    assert!(out.stderr.contains("input.iline_byte") && out.stderr.contains("bytes 189/193"), "{out:?}");
+    // Only the preset is set: the blame is on it.
+    let text = job("", "").replacen("[input]\n", "[input]\nheaders = \"petrel\"\n", 1);
+    let out = validate(dir.path(), &text, &[]);
+    assert_eq!(out.code(), Some(2), "{out:?}");
+    assert!(out.stderr.contains(&position(&text, "headers = \"petrel\"")), "{out:?}");
+    // On the command line, the override is named.
+    let out = validate(dir.path(), &job("", ""), &["input.xline_byte=9"]);
+    assert_eq!(out.code(), Some(2), "{out:?}");
+    assert!(out.stderr.contains("--set input.xline_byte=9"), "{out:?}");
+}
