@@ -371,7 +371,9 @@ pub struct SynthArgs {
 /// Synthetic models (see `seisimage synth --help`).
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum SynthModelKind {
-    /// One point diffractor in the middle of the grid, at 40 % of the time window.
+    /// One point diffractor in the middle of the grid, at the depth 40 % of the record reaches through the
+    /// top velocity: 40 % of the time window with --velocity, earlier where --layers are faster below (the
+    /// truth file gives its depth and time).
     Diffractor,
     /// A plane dipping along the crossline axis.
     Dip,
