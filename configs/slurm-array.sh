@@ -1,6 +1,7 @@
 #!/bin/bash
 # Run one seisimage job file per array task, each on one GPU.
 #
+#   mkdir -p logs        # Slurm writes the logs there and does not make the folder
 #   ls jobs/*.toml > jobs.txt
 #   sbatch --array=1-$(wc -l < jobs.txt) configs/slurm-array.sh jobs.txt
 #

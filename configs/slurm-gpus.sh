@@ -1,6 +1,7 @@
 #!/bin/bash
 # One job over several GPUs and nodes: one rank per GPU, the ranks talking through NCCL.
 #
+#   mkdir -p logs        # Slurm writes the log there and does not make the folder
 #   sbatch --nodes=2 --ntasks-per-node=8 configs/slurm-gpus.sh job.toml
 #
 # srun starts the ranks; each reads its rank from Slurm (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID)
@@ -17,5 +18,5 @@
 set -u
 job=${1:?usage: sbatch --nodes=N --ntasks-per-node=G slurm-gpus.sh JOB}
 # --kill-on-bad-exit: Slurm ends the other tasks when one fails (seisimage's ranks also stop each other).
-srun --kill-on-bad-exit=1 seisimage --quiet run "$job" --backend cuda
+srun --kill-on-bad-exit=1 seisimage run "$job" --backend cuda
 exit $?

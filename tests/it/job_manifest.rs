@@ -387,31 +387,48 @@ fn the_manifest_records_the_command_line_overrides_and_slurm_ids() {
     assert_eq!(m["slurm"], json!({"job_id": "4242", "array_job_id": "4200", "array_task_id": "42"}));
 }
 
-/// The shipped Slurm script leaves a log a person can read after a successful task: it does not run
-/// with `--quiet`. Run here with a stand-in `srun` that runs its command.
-#[test]
-fn the_slurm_script_leaves_a_log() {
+/// Run the shipped array script `script` as Slurm's task 1 of a list holding this job, with a stand-in
+/// `srun` that runs its command; the folder of the task goes with the `TempDir` handed back.
+fn run_array_script(script: &str) -> (crate::cli_common::Outcome, PathBuf, PathBuf, tempfile::TempDir) {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let (job, _) = setup(dir.path());
-    let bin = dir.path().join("bin");
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().to_path_buf();
+    let (job, out) = setup(&dir);
+    let bin = dir.join("bin");
     std::fs::create_dir(&bin).unwrap();
     std::fs::write(bin.join("srun"), "#!/bin/sh\nexec \"$@\"\n").unwrap();
     std::fs::set_permissions(bin.join("srun"), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::os::unix::fs::symlink(crate::cli_common::seisimage_path(), bin.join("seisimage")).unwrap();
-    let list = dir.path().join("jobs.txt");
+    let list = dir.join("jobs.txt");
     std::fs::write(&list, format!("{}\n", job.display())).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/slurm-array.sh");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs").join(script);
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let mut cmd = crate::cli_common::child("bash");
     cmd.arg(&script).arg(&list).env("PATH", path).env("SLURM_ARRAY_TASK_ID", "1");
-    let o = crate::cli_common::run_command(&mut cmd);
+    (crate::cli_common::run_command(&mut cmd), job, out, temp)
+}
+
+/// The shipped Slurm script leaves a log a person can read after a successful task: it does not run
+/// with `--quiet`.
+#[test]
+fn the_slurm_script_leaves_a_log() {
+    let (o, job, _, _dir) = run_array_script("slurm-array.sh");
     // Here without a GPU the task fails (the script asks for the cuda backend), with a GPU it succeeds:
     // either way its log names the job.
     assert!(
         o.stderr.contains(&format!("INFO seisimage {}: job {}", env!("CARGO_PKG_VERSION"), job.display())),
         "{o:?}"
     );
+}
+
+/// The CPU array script runs its task's job on the CPU, to its manifest.
+#[test]
+fn the_cpu_slurm_script_runs_its_job_on_the_cpu() {
+    let (o, _, out, _dir) = run_array_script("slurm-array-cpu.sh");
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(m["backend"]["kind"], "cpu", "{o:?}");
 }
 
 /// A velocity read from a file is recorded with the file's size and modification time, as the input is.
