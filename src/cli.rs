@@ -232,6 +232,10 @@ pub struct ReduceArgs {
     /// The folder holding the partial products (default: the job's output folder).
     #[arg(long, value_name = "DIR")]
     pub partials: Option<PathBuf>,
+    /// Remove the shares' partial-products files once their sum is written (they are kept otherwise, to
+    /// reduce again, e.g. with other [output.render] settings).
+    #[arg(long)]
+    pub remove_partials: bool,
     /// Override a job value, as for `run` (the shares must have run with the same overrides).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,

@@ -61,6 +61,22 @@ pub fn file_name(share: Share) -> String {
     format!("shard-{}-of-{}.partial", share.index + 1, share.count)
 }
 
+/// Remove the partial products of a job's `shares` shares from `dir`, once `reduce` has summed them: each
+/// by its name relative to the folder held open, so that nothing but those files can go. Returns how many
+/// went; one that cannot go is a warning naming it.
+pub fn remove_all(dir: &Path, shares: usize) -> std::io::Result<usize> {
+    let folder = crate::io::output::Folder::open(dir)?;
+    let mut removed = 0;
+    for index in 0..shares {
+        let name = file_name(Share { index, count: shares });
+        match folder.remove(&name) {
+            Ok(()) => removed += 1,
+            Err(e) => tracing::warn!("could not remove {}: {e}", dir.join(&name).display()),
+        }
+    }
+    Ok(removed)
+}
+
 /// What identifies a job across the processes of its shares: SHA-256 (hex) over the plan (sizes, band,
 /// depth levels and velocities, tapers, method settings), the velocity model, the product boxes, the
 /// members of a velocity scan, and the input: its geometry, size and modification time, its trace headers

@@ -136,10 +136,22 @@ fn more_shards_than_frequencies_still_add_up() {
         // split_even(3, 6): shares 1, 3 and 5 are empty
         assert_eq!(out.stderr.contains("no frequency"), i % 2 == 1, "share {i}/6: {out:?}");
     }
+    let partials = |dir: &Path| -> usize {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".partial"))
+            .count()
+    };
     let out = run(&["reduce", job.to_str().unwrap(), "--shards", "6"]);
     assert_eq!(out.code(), Some(0), "{out:?}");
+    assert_eq!(partials(&split), 6, "reduce keeps the partial products unless asked");
     let e = compare_products(&split, &whole);
     assert!(e <= 1e-5, "relative L2 {e:.2e}");
+    // Asked, it removes them once the sum is written, and the products stay the same.
+    let out = run(&["reduce", job.to_str().unwrap(), "--shards", "6", "--remove-partials"]);
+    assert_eq!(out.code(), Some(0), "{out:?}");
+    assert_eq!(partials(&split), 0, "{out:?}");
+    assert!(compare_products(&split, &whole) <= 1e-5);
 }
 
 /// The complex-trace attributes of a job run in shards are those of the one-process run: the shares hold
