@@ -144,6 +144,7 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
     refuse_writing_inputs(&job, &products)?;
     let Member { velocity, plan, .. } = members.swap_remove(0);
     let deepest = plan.last_level() as f64 * plan.depth.step;
+    warnings.extend(velocity_provenance.warnings.iter().map(|w| format!("velocity: {w}")));
     warnings.extend(velocity_provenance.shallow_note(deepest).map(|note| format!("velocity: {note}")));
     warnings.extend(planned_warnings);
     let crs = job.crs()?;

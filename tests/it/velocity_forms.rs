@@ -217,6 +217,25 @@ fn implausible_and_inconsistent_velocities_are_refused_with_their_key_and_file()
         o.stderr.contains("the model covers inlines 5..=24 (step 1), and the seismic's inlines 1..=4 are outside it"),
         "{o:?}"
     );
+    // Asked to, the lines outside hold the cube's nearest edge, with a warning naming them; the run
+    // records it, and the image is that of the cube's velocity everywhere (here one constant).
+    let held = job(d, "kind = \"file\"\npath = \"small.h5\"\noutside = \"hold\"", "nz = 20", "inlines = [3]");
+    let o = run(&["validate", held.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let said = "the seismic's inlines 1..=4 are outside it: they take the velocity of the model's nearest edge";
+    assert!(o.stdout.contains(said), "{o:?}");
+    let o = run(&["run", held.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert!(o.stderr.contains(said), "{o:?}");
+    // `outside` belongs to cubes.
+    let o = run(&[
+        "validate",
+        job(d, "kind = \"constant\"\nvelocity = 2000.0\noutside = \"hold\"", "nz = 20", "inlines = [3]")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!(o.code(), Some(2), "{o:?}");
+    assert!(o.stderr.contains("velocity.outside"), "{o:?}");
 }
 
 /// The shipped RMS demo runs as a user runs it, and images the F3 cut as the v(z) demo does: its RMS

@@ -13,7 +13,7 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use super::convert::{interval_in_depth, Picks};
-use super::lateral::{apply_cube_taps, cube_taps, Locate};
+use super::lateral::{apply_cube_taps, cube_taps, Locate, Outside};
 use super::model::{Interpolation, VelocityGrid, VelocityModel};
 use super::sanity;
 use super::units::{Reading, VelocityType, VerticalDomain};
@@ -28,6 +28,8 @@ pub struct CubeModel {
     pub given_to: f64,
     /// What was done, for `validate`.
     pub steps: Vec<String>,
+    /// Seismic lines outside the cube that hold its nearest edge (`velocity.outside = "hold"`): a warning.
+    pub held: Option<String>,
 }
 
 /// How to read a cube besides its file: what its numbers are, how to lay it on the seismic, and the checks.
@@ -37,6 +39,8 @@ pub struct CubeReading {
     pub reading: Reading,
     pub interpolation: Interpolation,
     pub locate: Locate,
+    /// Seismic traces outside the cube: refused, or holding its nearest edge.
+    pub outside: Outside,
     pub range: [f64; 2],
     /// The image's depth step (m).
     pub dz: f64,
@@ -68,7 +72,9 @@ pub fn read_cube(reader: &dyn VolumeReader, seismic: &Geometry, how: &CubeReadin
             g.samples.domain.axis_name()
         ));
     }
-    let taps = cube_taps(g, seismic, how.locate).map_err(|e| at_path(e).or_key("velocity.locate"))?;
+    let (taps, held) =
+        cube_taps(g, seismic, how.locate, how.outside).map_err(|e| at_path(e).or_key("velocity.locate"))?;
+    let held = held.map(|why| format!("{name}: {why}"));
     let same_grid = g.ilines == seismic.ilines && g.xlines == seismic.xlines;
     if !same_grid {
         steps.push(format!(
@@ -118,7 +124,7 @@ pub fn read_cube(reader: &dyn VolumeReader, seismic: &Geometry, how: &CubeReadin
         let mut data = traces;
         data.par_iter_mut().for_each(|v| *v = (*v as f64 * factor) as f32);
         let grid = VelocityGrid::new(lateral(axis), data, &name).map_err(|e| at_path(e.to_string()))?;
-        return Ok(CubeModel { model: VelocityModel::Grid(grid), given_to: axis.last(), steps });
+        return Ok(CubeModel { model: VelocityModel::Grid(grid), given_to: axis.last(), steps, held });
     }
 
     // Each trace converted on its own, then sampled on the image's depth step.
@@ -156,7 +162,7 @@ pub fn read_cube(reader: &dyn VolumeReader, seismic: &Geometry, how: &CubeReadin
         move |k| table.at(axis.value(k)) as f32
     })
     .map_err(|e| at_path(e.to_string()))?;
-    Ok(CubeModel { model: VelocityModel::Grid(grid), given_to, steps })
+    Ok(CubeModel { model: VelocityModel::Grid(grid), given_to, steps, held })
 }
 
 #[cfg(test)]
@@ -177,6 +183,7 @@ mod tests {
             },
             interpolation: Interpolation::Linear,
             locate: Locate::Lines,
+            outside: Outside::Refuse,
             range: [300.0, 8000.0],
             dz: 10.0,
             depth_cap: 1e4,

@@ -4,7 +4,8 @@
 //!   model's grid by its line numbers (`velocity.locate = "lines"`) or by its map coordinates
 //!   (`"coordinates"`, through both files' coordinate transforms), and takes the bilinear mix of the four
 //!   model traces around it. Only the model's lines that some seismic trace needs are read. A seismic trace
-//!   outside the model is an error that says which lines (or where) the model does not cover.
+//!   outside the model is an error that says which lines (or where) the model does not cover, or, with
+//!   [`Outside::Hold`], takes the model's nearest edge with a warning that says the same.
 //! - Functions at a few locations ([`function_weights`]): when the locations form a full grid (every
 //!   listed inline with every listed crossline, however unevenly spaced) a seismic trace takes the
 //!   bilinear mix of the four around it, and outside the grid the nearest edge holds; scattered locations
@@ -73,20 +74,47 @@ pub enum Locate {
     Coordinates,
 }
 
-/// The taps of every seismic trace in the cube `model`, or what the model does not cover.
-pub fn cube_taps(model: &Geometry, seismic: &Geometry, locate: Locate) -> Result<CubeTaps, String> {
+/// What happens to seismic traces outside a velocity cube (`velocity.outside`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outside {
+    /// They are an error naming the lines (or the place) the model does not cover.
+    #[default]
+    Refuse,
+    /// They take the velocity of the model's nearest edge, with a warning naming them.
+    Hold,
+}
+
+/// The taps of every seismic trace in the cube `model`, or what the model does not cover; with
+/// [`Outside::Hold`], traces outside take the model's nearest edge and the second value says which.
+pub fn cube_taps(
+    model: &Geometry,
+    seismic: &Geometry,
+    locate: Locate,
+    outside: Outside,
+) -> Result<(CubeTaps, Option<String>), String> {
     let [mi, mx, ns] = model.shape();
-    let fractional: Vec<[f64; 2]> = match locate {
+    let (fractional, uncovered): (Vec<[f64; 2]>, Option<String>) = match locate {
         Locate::Lines => {
-            check_lines("inlines", &model.ilines, &seismic.ilines)?;
-            check_lines("crosslines", &model.xlines, &seismic.xlines)?;
+            let uncovered =
+                [("inlines", &model.ilines, &seismic.ilines), ("crosslines", &model.xlines, &seismic.xlines)]
+                    .into_iter()
+                    .filter_map(|(what, m, s)| check_lines(what, m, s).err())
+                    .reduce(|a, b| format!("{a}; {b}"));
             let il: Vec<f64> =
                 (0..seismic.ilines.len).map(|i| index_of(&model.ilines, seismic.ilines.value(i))).collect();
             let xl: Vec<f64> =
                 (0..seismic.xlines.len).map(|j| index_of(&model.xlines, seismic.xlines.value(j))).collect();
-            il.iter().flat_map(|&i| xl.iter().map(move |&j| [i, j])).collect()
+            (il.iter().flat_map(|&i| xl.iter().map(move |&j| [i, j])).collect(), uncovered)
         }
         Locate::Coordinates => by_coordinates(model, seismic)?,
+    };
+    let held = match (uncovered, outside) {
+        (Some(why), Outside::Refuse) => return Err(why),
+        (Some(why), Outside::Hold) => {
+            Some(format!("{why}: they take the velocity of the model's nearest edge (velocity.outside = \"hold\")"))
+        }
+        (None, _) => None,
     };
     let taps: Vec<[Tap; 2]> = fractional.iter().map(|[i, j]| [Tap::at(*i, mi), Tap::at(*j, mx)]).collect();
     let il = taps.iter().map(|t| t[0].lo).min().unwrap_or(0)..taps.iter().map(|t| t[0].hi + 1).max().unwrap_or(0);
@@ -110,7 +138,7 @@ pub fn cube_taps(model: &Geometry, seismic: &Geometry, locate: Locate) -> Result
         }
     }
     let taps = taps.into_iter().map(|[a, b]| [a.shifted(il.start), b.shifted(xl.start)]).collect();
-    Ok(CubeTaps { read: IndexBox { il, xl, s: 0..ns }, taps })
+    Ok((CubeTaps { read: IndexBox { il, xl, s: 0..ns }, taps }, held))
 }
 
 /// Fractional index of line number `value` on `axis`.
@@ -144,8 +172,10 @@ fn check_lines(what: &str, model: &LineAxis, seismic: &LineAxis) -> Result<(), S
     ))
 }
 
-/// Fractional model indices of every seismic trace, through the coordinate transforms.
-fn by_coordinates(model: &Geometry, seismic: &Geometry) -> Result<Vec<[f64; 2]>, String> {
+/// Fractional model indices of every seismic trace, through the coordinate transforms, and where the
+/// model does not cover the seismic.
+#[allow(clippy::type_complexity)]
+fn by_coordinates(model: &Geometry, seismic: &Geometry) -> Result<(Vec<[f64; 2]>, Option<String>), String> {
     let (Some(m), Some(s)) = (model.coords, seismic.coords) else {
         let which = if model.coords.is_none() { "the model" } else { "the seismic" };
         return Err(format!("velocity.locate = \"coordinates\" needs map coordinates, and {which} has none"));
@@ -167,8 +197,9 @@ fn by_coordinates(model: &Geometry, seismic: &Geometry) -> Result<Vec<[f64; 2]>,
             out.push(f);
         }
     }
-    if let (n, Some((i, j, [x, y]))) = outside {
-        return Err(format!(
+    let uncovered = outside.1.map(|(i, j, [x, y])| {
+        let n = outside.0;
+        format!(
             "{n} of the seismic's {} traces lie outside the model's area, the first at inline {}, crossline {} (x \
              {x:.1}, y {y:.1}); the model covers inlines {}..={}, crosslines {}..={}",
             ni * nx,
@@ -178,9 +209,9 @@ fn by_coordinates(model: &Geometry, seismic: &Geometry) -> Result<Vec<[f64; 2]>,
             model.ilines.last(),
             model.xlines.first,
             model.xlines.last()
-        ));
-    }
-    Ok(out)
+        )
+    });
+    Ok((out, uncovered))
 }
 
 /// The inverse of a coordinate transform: map coordinates to fractional grid indices.
@@ -460,7 +491,7 @@ mod tests {
         // Model every 4th line over 100..=140 and 200..=240; seismic every line over 110..=117, 205..=210.
         let model = grid(LineAxis::new(100, 4, 11), LineAxis::new(200, 4, 11));
         let seismic = grid(LineAxis::new(110, 1, 8), LineAxis::new(205, 1, 6));
-        let taps = cube_taps(&model, &seismic, Locate::Lines).unwrap();
+        let taps = cube_taps(&model, &seismic, Locate::Lines, Outside::Refuse).unwrap().0;
         // Lines 108..=120 and 204..=212 are read.
         assert_eq!((taps.read.il.clone(), taps.read.xl.clone()), (2..6, 1..4));
         // A model linear in line numbers comes back exactly: v = 1000 + 3 il + 5 xl, two samples (v, 2v).
@@ -489,11 +520,13 @@ mod tests {
     fn a_model_that_does_not_cover_the_seismic_says_which_lines_are_missing() {
         let model = grid(LineAxis::new(100, 2, 6), LineAxis::new(200, 1, 20));
         let seismic = grid(LineAxis::new(96, 1, 20), LineAxis::new(205, 1, 5));
-        let e = cube_taps(&model, &seismic, Locate::Lines).unwrap_err();
+        let e = cube_taps(&model, &seismic, Locate::Lines, Outside::Refuse).unwrap_err();
         assert!(e.contains("inlines 100..=110") && e.contains("96..=99 and 111..=115"), "{e}");
         let mut dead = grid(LineAxis::new(100, 1, 3), LineAxis::new(200, 1, 3));
         dead.live[4] = false;
-        let e = cube_taps(&dead, &grid(LineAxis::new(101, 1, 1), LineAxis::new(201, 1, 1)), Locate::Lines).unwrap_err();
+        let e =
+            cube_taps(&dead, &grid(LineAxis::new(101, 1, 1), LineAxis::new(201, 1, 1)), Locate::Lines, Outside::Refuse)
+                .unwrap_err();
         assert!(e.contains("no trace at inline 101, crossline 201"), "{e}");
     }
 
@@ -511,17 +544,19 @@ mod tests {
         let o = model.coords.unwrap().xy(2.5, 3.0);
         seismic.coords =
             Some(CoordTransform { origin: o, per_iline: [12.5 * c, 12.5 * s], per_xline: [-12.5 * s, 12.5 * c] });
-        let taps = cube_taps(&model, &seismic, Locate::Coordinates).unwrap();
+        let taps = cube_taps(&model, &seismic, Locate::Coordinates, Outside::Refuse).unwrap().0;
         // Seismic trace (1, 2) is at model index (2.5 + 0.5, 3 + 1) = (3, 4).
         let t = taps.taps[4 + 2];
         let (fi, fj) = ((t[0].lo + taps.read.il.start) as f64 + t[0].w, (t[1].lo + taps.read.xl.start) as f64 + t[1].w);
         assert!((fi - 3.0).abs() < 1e-9 && (fj - 4.0).abs() < 1e-9, "{fi} {fj}");
         seismic.coords.as_mut().unwrap().origin = [0.0, 0.0];
-        assert!(cube_taps(&model, &seismic, Locate::Coordinates)
+        assert!(cube_taps(&model, &seismic, Locate::Coordinates, Outside::Refuse)
             .unwrap_err()
             .contains("16 of the seismic's 16 traces"));
         seismic.coords = None;
-        assert!(cube_taps(&model, &seismic, Locate::Coordinates).unwrap_err().contains("the seismic has none"));
+        assert!(cube_taps(&model, &seismic, Locate::Coordinates, Outside::Refuse)
+            .unwrap_err()
+            .contains("the seismic has none"));
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub mod units;
 
 use std::path::Path;
 
-pub use lateral::Locate;
+pub use lateral::{Locate, Outside};
 pub use model::{Interpolation, VelocityGrid, VelocityModel, VelocityTable};
 pub use spec::{FunctionSpec, Kind, ScanStep, Velocities, VelocitySpec};
 pub use units::{DepthUnit, VelocityType, VelocityUnit, VerticalDomain};
@@ -49,6 +49,8 @@ pub struct Provenance {
     /// Depth (m) down to which every trace of the model is given; below it, its deepest velocity holds.
     /// `None` for a constant.
     pub given_to: Option<f64>,
+    /// What a run should warn of: traces that hold a cube's edge (`velocity.outside = "hold"`).
+    pub warnings: Vec<String>,
 }
 
 impl Provenance {
@@ -99,6 +101,7 @@ impl VelocitySpec {
                 let provenance = Provenance {
                     steps: steps.into_iter().chain([describe_table(&function)]).collect(),
                     given_to: Some(function.given_to),
+                    warnings: Vec::new(),
                 };
                 Ok(Loaded { model: VelocityModel::Table(function.table), provenance })
             }
@@ -112,6 +115,7 @@ impl VelocitySpec {
                     reading: self.reading(VerticalDomain::Depth),
                     interpolation: self.interpolation.unwrap_or_default(),
                     locate: self.locate.unwrap_or_default(),
+                    outside: self.outside.unwrap_or_default(),
                     range: self.range,
                     dz,
                     depth_cap: depth_cap(seismic, self.range, dz),
@@ -119,7 +123,8 @@ impl VelocitySpec {
                 let c = cube::read_cube(reader.as_ref(), seismic, &how)?;
                 let mut steps = c.steps;
                 steps.push(c.model.describe());
-                Ok(Loaded { model: c.model, provenance: Provenance { steps, given_to: Some(c.given_to) } })
+                let warnings = c.held.into_iter().collect();
+                Ok(Loaded { model: c.model, provenance: Provenance { steps, given_to: Some(c.given_to), warnings } })
             }
         }
     }
@@ -137,8 +142,11 @@ impl VelocitySpec {
         } else {
             format!(" (given as {} {})", list[0], self.unit.name())
         };
-        let provenance =
-            Provenance { steps: vec![format!("constant {v} m/s{given}, from the job file")], given_to: None };
+        let provenance = Provenance {
+            steps: vec![format!("constant {v} m/s{given}, from the job file")],
+            given_to: None,
+            warnings: Vec::new(),
+        };
         Ok(Loaded { model, provenance })
     }
 
@@ -348,7 +356,7 @@ impl VelocitySpec {
         if functions.len() == 1 {
             let (_, c) = functions.pop().expect("one function");
             steps.push(describe_table(&c));
-            let provenance = Provenance { steps, given_to: Some(given_to) };
+            let provenance = Provenance { steps, given_to: Some(given_to), warnings: Vec::new() };
             return Ok(Loaded { model: VelocityModel::Table(c.table), provenance });
         }
         let locations: Vec<(i64, i64)> = functions.iter().map(|(l, _)| *l).collect();
@@ -377,7 +385,7 @@ impl VelocitySpec {
         ));
         let model = VelocityModel::Grid(grid);
         steps.push(model.describe());
-        Ok(Loaded { model, provenance: Provenance { steps, given_to: Some(given_to) } })
+        Ok(Loaded { model, provenance: Provenance { steps, given_to: Some(given_to), warnings: Vec::new() } })
     }
 }
 

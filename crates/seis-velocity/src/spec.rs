@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::lateral::Locate;
+use super::lateral::{Locate, Outside};
 use super::model::Interpolation;
 use super::sanity::{check_range, DEFAULT_RANGE};
 use super::units::{DepthUnit, Reading, TimeUnit, VelocityType, VelocityUnit, VerticalDomain};
@@ -88,6 +88,9 @@ pub struct VelocitySpec {
     /// `file`: lay the cube on the seismic by line numbers (default) or map coordinates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locate: Option<Locate>,
+    /// `file`: seismic traces outside the cube are refused (default), or hold its nearest edge (`hold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside: Option<Outside>,
     /// Plausible interval velocities, m/s: others are refused.
     #[serde(default = "default_range")]
     pub range: [f64; 2],
@@ -263,19 +266,20 @@ impl VelocitySpec {
             ("path", self.path.is_some()),
             ("functions", !self.functions.is_empty()),
             ("locate", self.locate.is_some()),
+            ("outside", self.outside.is_some()),
             ("input", !is_default(&self.input)),
         ];
         let allowed: &[&str] = match self.kind {
             Kind::Constant => &["velocity"],
             Kind::Table => &["depths", "times", "velocities", "path"],
             Kind::Functions => &["functions", "path"],
-            Kind::File => &["path", "locate", "input"],
+            Kind::File => &["path", "locate", "outside", "input"],
         };
         if let Some((key, _)) = set.iter().find(|(k, on)| *on && !allowed.contains(k)) {
             let hint = match *key {
                 "velocity" => " (a constant velocity is kind = \"constant\")",
                 "functions" => " (functions at several locations are kind = \"functions\")",
-                "locate" | "input" => " (it reads a cube: kind = \"file\")",
+                "locate" | "outside" | "input" => " (it reads a cube: kind = \"file\")",
                 _ => "",
             };
             return Err(unused(key, hint));
