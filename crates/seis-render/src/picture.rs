@@ -223,6 +223,10 @@ fn decide_look(slice: &Slice, opts: &RenderOptions, info: &PictureInfo, clip: Cl
         d => d,
     };
     let mut sizing = opts.clone();
+    // Vertical exaggeration stretches a section's vertical axis; a map's rows are ground distance.
+    if info.map.is_some() {
+        sizing.vertical_exaggeration = 1.0;
+    }
     if display != Display::Density {
         sizing.min_width = sizing.min_width.max(WIGGLE_SPACING_PX * n_cols as u32);
     }

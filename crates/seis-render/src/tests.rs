@@ -86,3 +86,40 @@ fn clip_rules_say_where_the_clip_comes_from() {
     assert_eq!(ordinal(99.5), "99.5th");
     assert_eq!(ordinal(11.0), "11th");
 }
+
+/// Vertical exaggeration stretches sections, not maps: a map slice is drawn the same size with it.
+#[test]
+fn vertical_exaggeration_stretches_sections_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<f32> = (0..40 * 30).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let lateral = |name: &str, len| PlotAxis {
+        name: name.into(),
+        unit: String::new(),
+        origin: 1.0,
+        step: 1.0,
+        len,
+        spacing_m: Some(25.0),
+    };
+    let depth =
+        PlotAxis { name: "depth".into(), unit: "m".into(), origin: 0.0, step: 10.0, len: 40, spacing_m: Some(10.0) };
+    let size = |rows: PlotAxis, map: bool, ve: f64, name: &str| {
+        let slice = Slice { data: &data, rows, cols: lateral("xline", 30) };
+        let opts = RenderOptions { vertical_exaggeration: ve, ..Default::default() };
+        let map = map.then(|| crate::MapView {
+            transposed: false,
+            rows_reversed: false,
+            cols_reversed: false,
+            north_deg: None,
+            note: String::new(),
+        });
+        let info = PictureInfo { map, ..PictureInfo::amplitude(name) };
+        let out = render_png_with(&dir.path().join(format!("{name}.png")), &slice, &opts, &info).unwrap();
+        (out.width, out.height)
+    };
+    assert_ne!(size(depth.clone(), false, 1.0, "s1"), size(depth, false, 3.0, "s3"), "a section is stretched");
+    assert_eq!(
+        size(lateral("iline", 40), true, 1.0, "m1"),
+        size(lateral("iline", 40), true, 3.0, "m3"),
+        "a map is not"
+    );
+}
