@@ -45,6 +45,8 @@ pub struct Planned {
 /// Plan the migrations of `job` on `input` (bins `bin`) with the velocity `base`: one, or one per member
 /// of its velocity scan, each with its products. Wrong settings name their keys.
 pub fn plan_migrations(job: &JobConfig, input: &Geometry, bin: [f64; 2], base: VelocityModel) -> Result<Planned> {
+    // Over 100 lines: the members, their plans, their products and the warnings are made in one pass
+    // because each step needs the image grid and the members of the step before.
     let steps = job.velocity.scan();
     let models: Vec<(Option<ScanStep>, VelocityModel)> = if steps.is_empty() {
         vec![(None, base)]

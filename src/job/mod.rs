@@ -128,6 +128,8 @@ impl Job {
 
     /// Checks that need no file: ranges and consistency of values.
     fn check(&self) -> Result<()> {
+        // Over 100 lines: one check after another of values that need no file, in the order of the job
+        // file's sections; each is a few lines.
         let c = &self.config;
         if let Some([a, b]) = c.input.bin_size {
             if !(a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite()) {

@@ -250,6 +250,8 @@ impl VelocitySpec {
 
     /// Every rule between the keys, before any file is read. Errors name the key at fault.
     pub fn check(&self) -> Result<()> {
+        // Over 100 lines: one check after another of the [velocity] keys, in the order a job file lists
+        // them; each is a few lines and none depends on the next.
         check_range(self.range).map_err(|m| Error::at_key("velocity.range", m))?;
         let kind = self.kind.name();
         let unused = |key: &str, what: &str| {

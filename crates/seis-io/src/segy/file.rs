@@ -43,6 +43,8 @@ impl SegyFile {
     /// Open `path` and decode its headers. Every size a header announces is checked against the file size
     /// before it is used, so a damaged header gives an error naming the byte offset, never a huge allocation.
     pub fn open(path: &Path, opts: &SegyOptions) -> Result<SegyFile> {
+        // Over 100 lines: the file headers are read in the order the format lays them out (text, binary,
+        // extended text, first trace), each step checked against what the steps before it found.
         let locations = opts.locations()?;
         let format_override = opts.format_override()?;
         let interval_override = opts.interval_override()?;
