@@ -1,22 +1,10 @@
 //! Scans that decide: each member of a velocity scan named by the digits its value needs, panels that keep
 //! their line numbers, and a focusing measure that picks the best member.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::cli_common::{model, names, run, samples, write_job, write_segy};
-
-/// A 24 × 20 × 150 input (a diffractor at 150 m and a reflector at 300 m in 2000 m/s) and a job scanning it
-/// with `velocity` (a `[velocity]` body), writing inline 12 and crossline 10 as pictures.
-fn scan_job(dir: &Path, velocity: &str) -> PathBuf {
-    let m = model(24, 20, 150);
-    let input = dir.join("input.sgy");
-    write_segy(&input, &m, &samples(&m));
-    let text = format!(
-        "[input]\npath = {input:?}\n\n[velocity]\n{velocity}\n\n[imaging]\ndz = 5.0\nnz = 90\n\n\
-         [compute]\nbackend = \"cpu\"\n\n[output]\ndir = \"out\"\ninlines = [12]\ncrosslines = [10]\n"
-    );
-    write_job(&dir.join("job.toml"), &text)
-}
+use crate::cli_common::{names, run, samples, write_job, write_segy};
+use crate::velocity_scan::scan_job;
 
 #[test]
 fn members_of_close_factors_keep_their_digits_in_their_names() {

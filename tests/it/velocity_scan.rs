@@ -20,7 +20,7 @@ use serde_json::Value;
 
 /// A 24 × 20 × 150 input (a diffractor at 150 m and a reflector at 300 m in 2000 m/s: 300 ms) and a job
 /// scanning it with `velocity` (a `[velocity]` body), writing inline 12 and crossline 10 as pictures.
-fn scan_job(dir: &Path, velocity: &str) -> std::path::PathBuf {
+pub(crate) fn scan_job(dir: &Path, velocity: &str) -> std::path::PathBuf {
     let m = model(24, 20, 150);
     let input = dir.join("input.sgy");
     write_segy(&input, &m, &samples(&m));
