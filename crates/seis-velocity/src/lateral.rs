@@ -279,32 +279,20 @@ pub fn function_weights(
     bin: [f64; 2],
     cancel: &CancelToken,
 ) -> seis_core::error::Result<(Vec<Mix>, &'static str)> {
-    let mut ils: Vec<i64> = locations.iter().map(|l| l.0).collect();
-    let mut xls: Vec<i64> = locations.iter().map(|l| l.1).collect();
-    ils.sort_unstable();
-    ils.dedup();
-    xls.sort_unstable();
-    xls.dedup();
-    if ils.len() * xls.len() == locations.len() {
-        let index: HashMap<(i64, i64), usize> = locations.iter().enumerate().map(|(k, &l)| (l, k)).collect();
-        let table: Vec<Vec<usize>> = ils.iter().map(|&il| xls.iter().map(|&xl| index[&(il, xl)]).collect()).collect();
+    if let Some(taps) = grid_taps(locations, seismic) {
         let mixes = per_trace(seismic, cancel, |il, xl| {
-            let ti = irregular_tap(&ils, il);
-            let tx = irregular_tap(&xls, xl);
+            let (ti, tx) = (irregular_tap(&taps.ils, il), irregular_tap(&taps.xls, xl));
             let mut mix: Mix = Vec::with_capacity(4);
             for (a, wa) in [(ti.lo, 1.0 - ti.w), (ti.hi, ti.w)] {
                 for (b, wb) in [(tx.lo, 1.0 - tx.w), (tx.hi, tx.w)] {
                     if wa * wb > 0.0 {
-                        mix.push((table[a][b], wa * wb));
+                        mix.push((taps.function(a, b), wa * wb));
                     }
                 }
             }
             mix
         })?;
-        return Ok((
-            mixes,
-            "bilinear between the functions (a full grid of locations), the nearest edge held outside it",
-        ));
+        return Ok((mixes, GRID_MIX));
     }
     let ground = Ground { seismic, bin };
     let points: Vec<[f64; 2]> = locations.iter().map(|&(il, xl)| ground.at(il, xl)).collect();
@@ -322,6 +310,50 @@ pub fn function_weights(
         nearest.iter().zip(&d2).map(|(&k, d)| (k, 1.0 / d / total)).collect()
     })?;
     Ok((mixes, "inverse squared distance between the nearest functions (scattered locations)"))
+}
+
+/// How functions on a full grid of locations are mixed, in words.
+pub const GRID_MIX: &str = "bilinear between the functions (a full grid of locations), the nearest edge held outside it";
+
+/// Functions whose locations form a full grid: every listed inline with every listed crossline, however
+/// unevenly spaced. A seismic trace mixes the four functions around it, bilinearly in line numbers, so that
+/// its mix is the product of one tap along the inlines and one along the crosslines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridTaps {
+    /// The locations' inlines and crosslines, sorted.
+    pub ils: Vec<i64>,
+    pub xls: Vec<i64>,
+    /// `table[a * xls.len() + b]`: the function at the a-th inline and the b-th crossline.
+    table: Vec<usize>,
+    /// Per seismic inline, its taps between `ils`; per seismic crossline, between `xls`.
+    pub rows: Vec<Tap>,
+    pub cols: Vec<Tap>,
+}
+
+impl GridTaps {
+    /// The function at the `a`-th listed inline and the `b`-th listed crossline.
+    pub fn function(&self, a: usize, b: usize) -> usize {
+        self.table[a * self.xls.len() + b]
+    }
+}
+
+/// The taps of `locations` for the seismic's lines when they form a full grid (see [`GridTaps`]).
+pub fn grid_taps(locations: &[(i64, i64)], seismic: &Geometry) -> Option<GridTaps> {
+    let mut ils: Vec<i64> = locations.iter().map(|l| l.0).collect();
+    let mut xls: Vec<i64> = locations.iter().map(|l| l.1).collect();
+    ils.sort_unstable();
+    ils.dedup();
+    xls.sort_unstable();
+    xls.dedup();
+    if ils.len() * xls.len() != locations.len() {
+        return None;
+    }
+    let index: HashMap<(i64, i64), usize> = locations.iter().enumerate().map(|(k, &l)| (l, k)).collect();
+    let table = ils.iter().flat_map(|&il| xls.iter().map(move |&xl| (il, xl))).map(|l| index.get(&l).copied());
+    let table: Vec<usize> = table.collect::<Option<_>>()?; // a location given twice leaves a hole
+    let rows = (0..seismic.ilines.len).map(|i| irregular_tap(&ils, seismic.ilines.value(i))).collect();
+    let cols = (0..seismic.xlines.len).map(|j| irregular_tap(&xls, seismic.xlines.value(j))).collect();
+    Some(GridTaps { ils, xls, table, rows, cols })
 }
 
 /// `mix(inline, crossline)` for every seismic trace, in parallel, polling `cancel` between blocks.

@@ -360,7 +360,6 @@ impl VelocitySpec {
             return Ok(Loaded { model: VelocityModel::Table(c.table), provenance });
         }
         let locations: Vec<(i64, i64)> = functions.iter().map(|(l, _)| *l).collect();
-        let (mixes, how) = lateral::function_weights(&locations, seismic, bin, cancel)?;
         let deepest =
             functions.iter().map(|(_, c)| c.given_to).fold(0.0, f64::max).min(depth_cap(seismic, self.range, dz));
         let levels = ((deepest / dz).ceil() as usize + 1).max(2);
@@ -372,11 +371,19 @@ impl VelocitySpec {
             sampled.push((0..levels).map(|k| c.table.at(axis.value(k))).collect());
         }
         let geometry = Geometry { samples: axis, ..seismic.clone() };
-        let sampled = &sampled;
-        let grid = VelocityGrid::from_fn(geometry, "the interpolated functions", |t| {
-            let mix = &mixes[t];
-            move |k| mix.iter().map(|&(f, w)| w * sampled[f][k]).sum::<f64>() as f32
-        })?;
+        let name = "the interpolated functions";
+        let (grid, how) = match lateral::grid_taps(&locations, seismic) {
+            Some(taps) => (VelocityGrid::mixed(geometry, model::GridMix::new(&sampled, taps), name)?, lateral::GRID_MIX),
+            None => {
+                let (mixes, how) = lateral::function_weights(&locations, seismic, bin, cancel)?;
+                let sampled = &sampled;
+                let grid = VelocityGrid::from_fn(geometry, name, |t| {
+                    let mix = &mixes[t];
+                    move |k| mix.iter().map(|&(f, w)| w * sampled[f][k]).sum::<f64>() as f32
+                })?;
+                (grid, how)
+            }
+        };
         steps.push(format!(
             "converted to interval velocity in depth and interpolated onto the seismic's {} traces: {how}; sampled \
              every {dz} m down to {} m",

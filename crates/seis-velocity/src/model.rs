@@ -11,7 +11,9 @@ use seis_core::error::{Error, Result};
 use seis_core::volume::Geometry;
 
 mod grid;
+mod mixed;
 pub use grid::{SlownessSummary, VelocityGrid};
+pub use mixed::GridMix;
 
 /// How a v(z) table is read between its nodes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -211,7 +213,7 @@ impl VelocityModel {
     /// Values in memory (for the memory estimate).
     pub fn n_values(&self) -> usize {
         match self {
-            VelocityModel::Grid(g) => g.data.values.len(),
+            VelocityModel::Grid(g) => g.held_values(),
             _ => 0,
         }
     }

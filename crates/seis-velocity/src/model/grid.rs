@@ -1,6 +1,7 @@
 //! A model that varies laterally: interval velocity on every trace of the seismic grid, depth-major, with
 //! what planning needs of it summarised once per depth level and scale.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -9,11 +10,14 @@ use rayon::prelude::*;
 use seis_core::error::{Error, Result};
 use seis_core::volume::{Domain, Geometry};
 
+use super::mixed::GridMix;
+
 /// A 3-D velocity model on the input's lateral grid, sampled in depth on its own axis. Between depth
 /// samples it is interpolated linearly; above and below the axis the first and last samples hold.
 ///
-/// The values are kept depth slice after depth slice (`[depth][il][xl]`): the plan and every split-step
-/// level read whole slices, which are then one contiguous run each. Kept trace after trace, a slice of a
+/// The values are kept depth slice after depth slice (`[depth][il][xl]`), or, for functions on a full grid
+/// of locations, as the functions and their taps, mixed where a slice is asked for ([`GridMix`]): the plan
+/// and every split-step level read whole slices, which are then one contiguous run each. Kept trace after trace, a slice of a
 /// 2048 × 2048-trace model was a scattered read per trace, and planning a 600-level job took 35 s on two
 /// cores instead of 9 s.
 ///
@@ -68,9 +72,47 @@ impl VelocityGrid {
         Ok(Self::depth_major_unchecked(geometry, by_depth))
     }
 
+    /// A grid of functions on a full grid of locations, mixed onto `geometry`'s traces where asked for; its
+    /// depth axis is `geometry`'s samples, on which the functions were sampled.
+    pub fn mixed(geometry: Geometry, mix: GridMix, name: &str) -> Result<Self> {
+        check_shape(&geometry, geometry.n_values(), name)?;
+        if mix.n_levels() != geometry.samples.len {
+            return Err(Error::Internal(format!("{name}: functions of {} levels on a {:?} grid", mix.n_levels(), geometry.shape())));
+        }
+        if let Some((f, k, v)) = mix.first_unusable() {
+            return Err(Error::Request(format!(
+                "velocity model {name}: velocity {v} m/s of function {} at depth {} m is not a positive number",
+                f + 1,
+                geometry.samples.value(k)
+            )));
+        }
+        Ok(Self::with_values(geometry, Values::Mixed(mix)))
+    }
+
     pub(super) fn depth_major_unchecked(geometry: Geometry, by_depth: Vec<f32>) -> Self {
-        let data = GridValues { values: by_depth, digest: OnceLock::new(), summaries: Mutex::default() };
+        Self::with_values(geometry, Values::Stored(by_depth))
+    }
+
+    fn with_values(geometry: Geometry, values: Values) -> Self {
+        let data = GridValues { values, digest: OnceLock::new(), summaries: Mutex::default(), range: OnceLock::new() };
         VelocityGrid { geometry, data: Arc::new(data), scale: 1.0 }
+    }
+
+    /// The values, depth slice after depth slice, of a grid that stores them.
+    #[cfg(test)]
+    pub(super) fn stored(&self) -> Option<&[f32]> {
+        match &self.data.values {
+            Values::Stored(v) => Some(v),
+            Values::Mixed(_) => None,
+        }
+    }
+
+    /// Values held in memory.
+    pub(super) fn held_values(&self) -> usize {
+        match &self.data.values {
+            Values::Stored(v) => v.len(),
+            Values::Mixed(m) => m.held_values(),
+        }
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -83,9 +125,11 @@ impl VelocityGrid {
     pub fn values_digest(&self) -> [u8; 32] {
         use sha2::{Digest, Sha256};
         *self.data.digest.get_or_init(|| {
-            let pieces: Vec<[u8; 32]> = self
-                .data
-                .values
+            let values = match &self.data.values {
+                Values::Stored(values) => values,
+                Values::Mixed(mix) => return mixed_digest(mix),
+            };
+            let pieces: Vec<[u8; 32]> = values
                 .par_chunks(DIGEST_PIECE)
                 .map(|piece| {
                     let bytes: Vec<u8> = piece.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -100,24 +144,58 @@ impl VelocityGrid {
         })
     }
 
-    /// The two depth samples around `z` and the weight of the deeper one.
+    /// The two depth samples around `z` and the weight of the deeper one; on a sample, that sample twice
+    /// (a mixed grid then mixes one row, not two).
     pub(super) fn bracket(&self, z: f64) -> (usize, usize, f32) {
         let a = &self.geometry.samples;
         let f = ((z - a.origin) / a.step).clamp(0.0, (a.len - 1) as f64);
         let i = f.floor() as usize;
-        (i, (i + 1).min(a.len - 1), (f - i as f64) as f32)
+        let w = (f - i as f64) as f32;
+        (i, if w == 0.0 { i } else { (i + 1).min(a.len - 1) }, w)
     }
 
-    /// Depth slice `k`: every trace's value at depth sample `k`, in `[il][xl]` order.
-    pub(super) fn slice(&self, k: usize) -> &[f32] {
-        let traces = self.geometry.n_traces();
-        &self.data.values[k * traces..(k + 1) * traces]
+    /// Depth sample `k` of seismic inline `i`: every crossline's value.
+    fn row(&self, k: usize, i: usize) -> Cow<'_, [f32]> {
+        match &self.data.values {
+            Values::Stored(values) => {
+                let (traces, nx) = (self.geometry.n_traces(), self.geometry.xlines.len);
+                Cow::Borrowed(&values[k * traces + i * nx..k * traces + (i + 1) * nx])
+            }
+            Values::Mixed(mix) => mix.row(k, i),
+        }
+    }
+
+    /// `f` of depth samples `k0` and `k1` of seismic inline `i`; `scratch` holds mixed rows.
+    fn row_pair<R>(&self, [k0, k1]: [usize; 2], i: usize, scratch: &mut RowPair, f: impl FnOnce(&[f32], &[f32]) -> R) -> R {
+        match &self.data.values {
+            Values::Stored(_) => f(&self.row(k0, i), &self.row(k1, i)),
+            Values::Mixed(mix) => {
+                let nx = self.geometry.xlines.len;
+                let (a, b) = scratch;
+                a.resize(nx, 0.0);
+                mix.fill_row(k0, i, a);
+                if k1 == k0 {
+                    return f(a, a);
+                }
+                b.resize(nx, 0.0);
+                mix.fill_row(k1, i, b);
+                f(a, b)
+            }
+        }
+    }
+
+    /// Depth sample `k` of trace `t` (`[il][xl]` order).
+    fn value(&self, k: usize, t: usize) -> f32 {
+        match &self.data.values {
+            Values::Stored(values) => values[k * self.geometry.n_traces() + t],
+            Values::Mixed(mix) => mix.value(k, t / self.geometry.xlines.len, t % self.geometry.xlines.len),
+        }
     }
 
     /// Velocity at depth `z` of trace `t` (`[il][xl]` order).
     pub(super) fn at(&self, t: usize, z: f64) -> f64 {
         let (i0, i1, w) = self.bracket(z);
-        let (a, b) = (self.slice(i0)[t], self.slice(i1)[t]);
+        let (a, b) = (self.value(i0, t), self.value(i1, t));
         self.scale * (a + w * (b - a)) as f64
     }
 
@@ -125,9 +203,14 @@ impl VelocityGrid {
     pub fn slowness_slice(&self, z: f64, out: &mut [f32]) {
         let (i0, i1, w) = self.bracket(z);
         let scale = self.scale as f32;
-        out.par_iter_mut()
-            .zip(self.slice(i0).par_iter().zip(self.slice(i1)))
-            .for_each(|(s, (&a, &b))| *s = 1.0 / (scale * (a + w * (b - a))));
+        let nx = self.geometry.xlines.len.max(1);
+        out.par_chunks_mut(nx).enumerate().for_each_init(RowPair::default, |scratch, (i, out)| {
+            self.row_pair([i0, i1], i, scratch, |a, b| {
+                for (s, (&a, &b)) in out.iter_mut().zip(a.iter().zip(b)) {
+                    *s = 1.0 / (scale * (a + w * (b - a)));
+                }
+            })
+        });
     }
 
     /// The least and the mean of [`VelocityGrid::slowness_slice`] at depth `z`, in one pass over the two
@@ -143,12 +226,11 @@ impl VelocityGrid {
         }
         let (i0, i1, w) = self.bracket(z);
         let scale = self.scale as f32;
-        const PIECE: usize = 1 << 14;
-        let (least, sum) = self
-            .slice(i0)
-            .par_chunks(PIECE)
-            .zip(self.slice(i1).par_chunks(PIECE))
-            .map(|(a, b)| summarise_slowness(a, b, w, scale))
+        let (least, sum) = (0..self.geometry.ilines.len)
+            .into_par_iter()
+            .map_init(RowPair::default, |scratch, i| {
+                self.row_pair([i0, i1], i, scratch, |a, b| summarise_slowness(a, b, w, scale))
+            })
             .reduce(|| (f32::INFINITY, 0.0), |(l1, s1), (l2, s2)| (l1.min(l2), s1 + s2));
         let summary = SlownessSummary { least: least as f64, mean: sum / self.geometry.n_traces() as f64 };
         summaries().insert(key, summary);
@@ -156,13 +238,24 @@ impl VelocityGrid {
     }
 
     pub(super) fn laterally_constant(&self) -> bool {
-        let traces = self.geometry.n_traces();
-        self.data.values.par_chunks(traces).all(|slice| slice.iter().all(|a| (a - slice[0]).abs() <= 1e-6 * slice[0]))
+        let [ni, _, levels] = self.geometry.shape();
+        (0..levels).into_par_iter().all(|k| {
+            let first = self.value(k, 0);
+            (0..ni).all(|i| self.row(k, i).iter().all(|a| (a - first).abs() <= 1e-6 * first))
+        })
     }
 
+    /// Slowest and fastest velocity of the grid, found once for it and its scaled copies.
     pub(super) fn range(&self) -> (f64, f64) {
-        let lo = self.data.values.par_iter().cloned().reduce(|| f32::INFINITY, f32::min);
-        let hi = self.data.values.par_iter().cloned().reduce(|| 0.0, f32::max);
+        let [ni, _, levels] = self.geometry.shape();
+        let (lo, hi) = *self.data.range.get_or_init(|| {
+            let rows = (0..levels).into_par_iter().flat_map(|k| (0..ni).into_par_iter().map(move |i| (k, i)));
+            rows.map(|(k, i)| {
+                let row = self.row(k, i);
+                row.iter().fold((f32::INFINITY, 0.0f32), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+            })
+            .reduce(|| (f32::INFINITY, 0.0), |a, b| (a.0.min(b.0), a.1.max(b.1)))
+        });
         (self.scale * lo as f64, self.scale * hi as f64)
     }
 }
@@ -269,11 +362,12 @@ fn depth_major<T: Fn(usize) -> f32>(
     Ok(out)
 }
 
-/// A grid's values (`[depth][il][xl]`) and their digest once taken. A `Vec` rather than a slice in the
-/// `Arc`, which would copy the values once more.
+/// A grid's values and their digest once taken.
 pub(super) struct GridValues {
-    pub(super) values: Vec<f32>,
+    pub(super) values: Values,
     pub(super) digest: OnceLock<[u8; 32]>,
+    /// [`VelocityGrid::range`] before scaling, once found.
+    range: OnceLock<(f32, f32)>,
     /// [`VelocityGrid::slowness_summary`] of each depth and scale asked for: planning asks for every level
     /// several times (the record's reach, the reference velocities of levels and steps, for each member of
     /// a velocity scan), and each answer is a pass over a whole depth slice.
@@ -287,6 +381,38 @@ pub struct SlownessSummary {
     pub least: f64,
     /// The mean slowness over the traces, 1/(m/s).
     pub mean: f64,
+}
+
+/// Room for two mixed rows.
+type RowPair = (Vec<f32>, Vec<f32>);
+
+/// How a grid holds its values.
+#[derive(Clone, PartialEq)]
+pub(super) enum Values {
+    /// Every value, depth slice after depth slice (`[depth][il][xl]`). A `Vec` rather than a slice in the
+    /// `Arc`, which would copy the values once more.
+    Stored(Vec<f32>),
+    /// Functions and their taps, mixed where asked for.
+    Mixed(GridMix),
+}
+
+/// SHA-256 of a mixed grid's functions and taps: what its values are made of.
+fn mixed_digest(mix: &GridMix) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut all = Sha256::new();
+    for v in mix.sampled() {
+        all.update(v.to_le_bytes());
+    }
+    let taps = mix.taps();
+    for t in taps.rows.iter().chain(&taps.cols) {
+        all.update((t.lo as u64).to_le_bytes());
+        all.update((t.hi as u64).to_le_bytes());
+        all.update(t.w.to_le_bytes());
+    }
+    for l in taps.ils.iter().chain(&taps.xls) {
+        all.update(l.to_le_bytes());
+    }
+    all.finalize().into()
 }
 
 /// Values alike are alike, whether or not their digest has been taken.
@@ -304,7 +430,7 @@ impl std::fmt::Debug for VelocityGrid {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VelocityGrid")
             .field("geometry", &self.geometry)
-            .field("values", &self.data.values.len())
+            .field("values", &self.held_values())
             .field("scale", &self.scale)
             .finish_non_exhaustive()
     }

@@ -1,6 +1,5 @@
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
-use super::grid::GridValues;
 use super::*;
 use seis_core::volume::Domain;
 
@@ -70,7 +69,7 @@ fn a_computed_grid_equals_the_grid_read_trace_by_trace() {
     let a = VelocityGrid::new(g.clone(), by_trace, "traces").unwrap();
     let b = VelocityGrid::from_fn(g.clone(), "computed", |t| move |k| value(t, k)).unwrap();
     assert!(a == b && a.values_digest() == b.values_digest());
-    assert_eq!(a.data.values, by_depth);
+    assert_eq!(a.stored().unwrap(), by_depth);
 
     // depth 50 m, trace 5: inline 11, crossline 102
     let bad = |t| move |k| if (t, k) == (5, 2) { f32::NAN } else { value(t, k) };
@@ -91,7 +90,7 @@ fn a_computed_grid_of_many_tiles_and_blocks_is_the_transpose_of_its_traces() {
     let value = |t: usize, k: usize| 1500.0 + (t % 1009) as f32 + 0.5 * k as f32;
     let grid = VelocityGrid::from_fn(g, "computed", |t| move |k| value(t, k)).unwrap();
     let by_depth: Vec<f32> = (0..nz).flat_map(|k| (0..ni * nx).map(move |t| value(t, k))).collect();
-    assert!(grid.data.values == by_depth);
+    assert!(grid.stored().unwrap() == by_depth);
 }
 
 /// What planning asks of every level, the least and the mean slowness of a depth, is that of the slice
@@ -113,14 +112,8 @@ fn a_slowness_summary_is_that_of_the_slice() {
             let mean = slice.iter().map(|&s| s as f64).sum::<f64>() / slice.len() as f64;
             for threads in [1, 3] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-                let fresh = VelocityGrid {
-                    data: Arc::new(GridValues {
-                        values: g.data.values.clone(),
-                        digest: OnceLock::new(),
-                        summaries: Mutex::default(),
-                    }),
-                    ..g.clone()
-                };
+                let values = g.stored().unwrap().to_vec();
+                let fresh = VelocityGrid { scale: g.scale, ..VelocityGrid::depth_major_unchecked(g.geometry.clone(), values) };
                 assert_eq!(pool.install(|| fresh.slowness_summary(z)), SlownessSummary { least, mean }, "z {z}");
             }
             assert_eq!(g.slowness_summary(z), SlownessSummary { least, mean }, "z {z}, scale {}", g.scale);
@@ -227,4 +220,62 @@ fn a_grid_interpolates_in_depth_and_scales_without_copying() {
     zero[4] = 0.0; // trace 1 (inline 10, crossline 102), depth 100 m
     let e = VelocityGrid::new(g, zero, "test").unwrap_err().to_string();
     assert!(e.contains("crossline 102") && e.contains("depth 100 m"), "{e}");
+}
+
+/// Functions on a full grid of locations, mixed where asked for, are the grid made whole from the same
+/// functions: every value, slice, summary and range, on seismic lines that skip lines, and
+/// reach beyond the locations (where the edge holds).
+#[test]
+fn a_mixed_grid_is_the_stored_grid_of_the_same_functions() {
+    use crate::lateral::{function_weights, grid_taps};
+    use seis_core::cancel::CancelToken;
+    use seis_core::volume::{LineAxis, SampleAxis};
+    let depth = SampleAxis { origin: 0.0, step: 10.0, len: 23, domain: Domain::Depth };
+    let seismic = Geometry::regular(LineAxis::new(31, 3, 37), LineAxis::new(195, 2, 29), depth);
+    // Locations every 17, 30 and 9 lines apart: uneven, and the survey's last lines beyond them.
+    let (ils, xls) = ([40, 57, 87, 96], [200, 209, 233]);
+    let locations: Vec<(i64, i64)> = xls.iter().flat_map(|&xl| ils.iter().map(move |&il| (il, xl))).collect();
+    let sampled: Vec<Vec<f64>> = (0..locations.len())
+        .map(|f| (0..depth.len).map(|k| 1500.0 + 37.0 * f as f64 + 11.5 * k as f64 + (f * k % 5) as f64).collect())
+        .collect();
+    let (mixes, _) = function_weights(&locations, &seismic, [12.5, 12.5], &CancelToken::new()).unwrap();
+    let stored = VelocityGrid::from_fn(seismic.clone(), "stored", |t| {
+        let (mix, sampled) = (&mixes[t], &sampled);
+        move |k| mix.iter().map(|&(f, w)| w * sampled[f][k]).sum::<f64>() as f32
+    })
+    .unwrap();
+    let taps = grid_taps(&locations, &seismic).expect("a full grid");
+    let mixed = VelocityGrid::mixed(seismic.clone(), GridMix::new(&sampled, taps), "mixed").unwrap();
+    assert!(mixed.stored().is_none() && mixed.held_values() == sampled.len() * depth.len);
+
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs();
+    for scale in [1.0, 0.93] {
+        let (s, m) = (VelocityGrid { scale, ..stored.clone() }, VelocityGrid { scale, ..mixed.clone() });
+        let (mut a, mut b) = (vec![0.0f32; seismic.n_traces()], vec![0.0f32; seismic.n_traces()]);
+        for z in [0.0, 5.0, 10.0, 47.3, 220.0, 400.0] {
+            s.slowness_slice(z, &mut a);
+            m.slowness_slice(z, &mut b);
+            for (t, (x, y)) in a.iter().zip(&b).enumerate() {
+                assert!(close(*y as f64, *x as f64), "z {z}, trace {t}: {y} vs {x}");
+            }
+            let (ss, ms) = (s.slowness_summary(z), m.slowness_summary(z));
+            assert!(close(ms.least, ss.least) && close(ms.mean, ss.mean), "z {z}: {ms:?} vs {ss:?}");
+            for t in [0, 1, 28, 29, 500, seismic.n_traces() - 1] {
+                assert!(close(m.at(t, z), s.at(t, z)), "z {z}, trace {t}");
+            }
+        }
+        let (sr, mr) = (s.range(), m.range());
+        assert!(close(mr.0, sr.0) && close(mr.1, sr.1), "{mr:?} vs {sr:?}");
+        assert!(!m.laterally_constant() && !s.laterally_constant());
+    }
+    // The same functions everywhere: laterally constant.
+    let same: Vec<Vec<f64>> = vec![sampled[0].clone(); locations.len()];
+    let flat = GridMix::new(&same, grid_taps(&locations, &seismic).unwrap());
+    assert!(VelocityGrid::mixed(seismic.clone(), flat, "flat").unwrap().laterally_constant());
+    // A function that is no velocity is refused, naming it and its depth.
+    let mut bad = sampled.clone();
+    bad[4][3] = -1.0;
+    let e = VelocityGrid::mixed(seismic.clone(), GridMix::new(&bad, grid_taps(&locations, &seismic).unwrap()), "m");
+    let e = e.unwrap_err().to_string();
+    assert!(e.contains("function 5 at depth 30 m"), "{e}");
 }
