@@ -5,7 +5,8 @@
 #   scripts/gpu-multi.sh BIN OUT [SCALE_SIZE] [SCALE_STEPS]
 #     BIN         the seisimage binary            OUT  folder for logs, manifests and results
 #     SCALE_SIZE  the scaling volume, IxXxS (default 2048x2048x1000, 16 GB)
-#     SCALE_STEPS its depth steps of 10 m (default 600)
+#     SCALE_STEPS its depth steps of 10 m (default 400)
+#   LARGE_SIZE (environment) the volume of the part `large` (default 2048x2048x4000, 68 GB)
 #
 # Correctness, for phase shift (v(z)) and split-step (a 3-D model from functions at the four corners) on a
 # 384 x 384 x 750 volume, for 2, 4 and 8 ranks as far as there are GPUs: the products of `run --gpus N`, of
@@ -15,21 +16,29 @@
 # twice writes identical files. A rank killed with SIGKILL mid-run, under `--gpus` and as a separate
 # process, ends every rank, leaving no manifest.
 #
-# Scaling: the split-step job on the scaling volume on 1, 2, 4, 8 GPUs, as ranks (the input read once,
-# a slab per rank) and as shards (`--shard I/N`, one GPU each, every process reading the whole file, then
-# `reduce`), and in frequency bands (device memory limited to 4 GB). Summary lines go to stdout.
+# Scaling, on the scaling volume on 1, 2, 4, 8 GPUs: `validate` of the split-step job with its 3-D model
+# from functions at the four corners; that job, the same job with a v(z) table, and phase shift with the
+# table, as ranks (the input read once, a slab per rank); the 3-D job as shards (`--shard I/N`, one GPU
+# each, every process reading the whole file, then `reduce`) and in frequency bands (device memory limited
+# to 4 GB); phase shift on a volume beyond one GPU's memory (LARGE_SIZE, one GPU in bands, then all).
+# SEISIMAGE_SCALING_JOBS="big big-ps" runs only those of the three. Every job's one-GPU products are the reference of its other runs, kept until the end. With
+# SEISIMAGE_BASE=OTHER_BIN, each scaling run is repeated right after with that binary (labels "base-...")
+# and compared with it, so that two builds are timed on the same host in one session. Summary lines go to
+# stdout.
 set -uo pipefail
 here=$(dirname "$(realpath "$0")")
 bin=$(realpath "$1"); out=$(mkdir -p "$2" && realpath "$2")
-scale_size=${3:-2048x2048x1000}; scale_steps=${4:-600}
+scale_size=${3:-2048x2048x1000}; scale_steps=${4:-400}
+large_size=${LARGE_SIZE:-2048x2048x4000}
+base=${SEISIMAGE_BASE:+$(realpath "$SEISIMAGE_BASE")}
 export NCCL_NVLS_ENABLE=0
 status=0
 fail() { echo "FAILED: $*"; status=1; }
 # No run may hang the script: each is given up after this long.
 limit=${SEISIMAGE_RUN_LIMIT:-180}
 # The parts to run (all by default): SEISIMAGE_PARTS="scaling shards" runs only those two.
-parts=" ${SEISIMAGE_PARTS:-correctness scaling shards bands killed} "
-wanted() { [[ $parts == *" $1 "* ]] && { [ "$1" = correctness ] || scaling_job; }; }
+parts=" ${SEISIMAGE_PARTS:-correctness scaling shards bands large killed} "
+wanted() { [[ $parts == *" $1 "* ]] && { [[ $1 == correctness || $1 == large ]] || scaling_job; }; }
 now() { date +%s.%N; }
 since() { python3 -c "print(f'{$(now) - $1:.2f}')"; }
 summary() { python3 "$here/stage_summary.py" "$@"; } # label manifest
@@ -37,17 +46,20 @@ compare() { python3 "$here/compare_products.py" "$@"; } # a b [--identical]
 
 gpus=$(nvidia-smi -L | wc -l)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+# The numbers of GPUs to run on besides one (SEISIMAGE_GPU_COUNTS="4": only 4), as far as there are GPUs.
 counts=()
-for n in 2 4 8; do [ "$n" -le "$gpus" ] && counts+=("$n"); done
+for n in ${SEISIMAGE_GPU_COUNTS:-2 4 8}; do [ "$n" -le "$gpus" ] && counts+=("$n"); done
 [ ${#counts[@]} -gt 0 ] || { echo "one GPU only: nothing to do"; exit 1; }
 work=$out/work
 mkdir -p "$work"
 
-# write_job FILE INPUT METHOD STEPS ROI: a job of INPUT (lines 1..NI x 1..NX) with its products in npy.
+# write_job FILE INPUT METHOD STEPS ROI NIxNX [VELOCITY]: a job of INPUT (lines 1..NI x 1..NX) with its
+# products in npy; VELOCITY is "table" (v(z)) or "functions" (a 3-D model from the four corners), by default
+# the table for phase shift and the functions for split-step.
 write_job() {
   local file=$1 input=$2 method=$3 steps=$4 roi=$5 ni nx velocity
   IFS=x read -r ni nx _ <<<"$6"
-  if [ "$method" = phase-shift ]; then
+  if [ "${7:-$([ "$method" = phase-shift ] && echo table || echo functions)}" = table ]; then
     velocity='kind = "table"
 depths = [0.0, 3000.0]
 velocities = [1800.0, 3200.0]'
@@ -105,7 +117,8 @@ ranks() {
   return $ok
 }
 
-# The scaling job on its volume, written once.
+# The scaling jobs on their volume, written once: split-step with the 3-D model ($job), split-step and phase
+# shift with v(z).
 job=$work/big.toml
 scaling_job() {
   [ -f "$job" ] && return
@@ -115,17 +128,36 @@ scaling_job() {
   "$bin" --quiet synth --model diffractor --size "$scale_size" "$work/big.sgy" || fail "synth $scale_size"
   echo "synth $scale_size: $(since "$start") s"
   write_job "$job" "$work/big.sgy" split-step "$scale_steps" 256 "${sni}x${snx}"
+  write_job "$work/big-vz.toml" "$work/big.sgy" split-step "$scale_steps" 256 "${sni}x${snx}" table
+  write_job "$work/big-ps.toml" "$work/big.sgy" phase-shift "$scale_steps" 256 "${sni}x${snx}"
 }
 
-# scaled LABEL ARGS...: the scaling job with ARGS, its time from start to end and its stages.
+# scaled LABEL JOB ARGS...: JOB with ARGS, its time from start to end and its stages; then the same with
+# the base binary, if given, as base-LABEL.
 scaled() {
-  local label=$1 start
-  shift
-  start=$(now)
-  timeout "$limit" "$bin" --quiet run "$job" --set "output.dir=\"$work/$label\"" "$@" >"$work/$label.log" 2>&1 ||
-    { fail "$label: $(tail -n 2 "$work/$label.log")"; return; }
-  echo "$label: $(since "$start") s end to end"
-  summary "$label" "$work/$label/manifest.json"
+  local label=$1 file=$2 start b name
+  shift 2
+  for b in "$bin" ${base:+"$base"}; do
+    name=$label
+    [ "$b" = "$bin" ] || name=base-$label
+    start=$(now)
+    timeout "$limit" "$b" --quiet run "$file" --set "output.dir=\"$work/$name\"" "$@" >"$work/$name.log" 2>&1 ||
+      { fail "$name: $(tail -n 2 "$work/$name.log")"; continue; }
+    echo "$name: $(since "$start") s end to end"
+    summary "$name" "$work/$name/manifest.json"
+  done
+}
+
+# validated LABEL JOB: how long `validate` of JOB takes (with the base binary too, if given).
+validated() {
+  local b start name
+  for b in "$bin" ${base:+"$base"}; do
+    name=$1
+    [ "$b" = "$bin" ] || name=base-$1
+    start=$(now)
+    timeout "$limit" "$b" --quiet validate "$2" >"$work/$name.validate.log" 2>&1 || fail "validate $name"
+    echo "$name: validate in $(since "$start") s"
+  done
 }
 
 # check LABEL DIR REFERENCE: the products of DIR against REFERENCE.
@@ -180,11 +212,15 @@ if wanted correctness; then
 fi
 
 if wanted scaling; then
-  echo "== scaling volume $scale_size, split-step, $scale_steps depth steps"
-  CUDA_VISIBLE_DEVICES=0 scaled big-1 --backend cuda
-  for n in "${counts[@]}"; do
-    scaled "big-$n" --gpus "$n"
-    check "scaling job, --gpus $n against one GPU" "$work/big-$n" "$work/big-1"
+  echo "== scaling volume $scale_size, $scale_steps depth steps: split-step (3-D model, v(z)), phase shift (v(z))"
+  validated big "$job"
+  for kind in ${SEISIMAGE_SCALING_JOBS:-big big-vz big-ps}; do
+    CUDA_VISIBLE_DEVICES=0 scaled "$kind-1" "$work/$kind.toml" --backend cuda
+    for n in "${counts[@]}"; do
+      scaled "$kind-$n" "$work/$kind.toml" --gpus "$n"
+      check "$kind, --gpus $n against one GPU" "$work/$kind-$n" "$work/$kind-1"
+      [ -z "$base" ] || check "base-$kind, --gpus $n against this build" "$work/base-$kind-$n" "$work/$kind-$n"
+    done
   done
 fi
 
@@ -209,11 +245,25 @@ fi
 
 if wanted bands; then
   echo "== frequency bands: device memory limited to 4 GB"
-  CUDA_VISIBLE_DEVICES=0 scaled bands-1 --backend cuda --set compute.device_memory_gb=4
+  CUDA_VISIBLE_DEVICES=0 scaled bands-1 "$job" --backend cuda --set compute.device_memory_gb=4
   for n in "${counts[@]}"; do
-    scaled "bands-$n" --gpus "$n" --set compute.device_memory_gb=4
+    scaled "bands-$n" "$job" --gpus "$n" --set compute.device_memory_gb=4
     check "banded job, --gpus $n against one GPU" "$work/bands-$n" "$work/big-1"
   done
+fi
+
+if wanted large; then
+  echo "== beyond one GPU's memory: $large_size, phase shift, $scale_steps depth steps"
+  IFS=x read -r lni lnx _ <<<"$large_size"
+  start=$(now)
+  "$bin" --quiet synth --model diffractor --size "$large_size" "$work/large.sgy" || fail "synth $large_size"
+  echo "synth $large_size: $(since "$start") s"
+  write_job "$work/large.toml" "$work/large.sgy" phase-shift "$scale_steps" 256 "${lni}x${lnx}"
+  CUDA_VISIBLE_DEVICES=0 scaled large-1 "$work/large.toml" --backend cuda
+  n=${counts[-1]}
+  scaled "large-$n" "$work/large.toml" --gpus "$n"
+  check "large, --gpus $n against one GPU" "$work/large-$n" "$work/large-1"
+  rm -f "$work/large.sgy"
 fi
 
 if wanted killed; then

@@ -55,3 +55,15 @@ extern "C" __global__ void gather_box(const cpx* __restrict__ planes,  // [n_slo
         }
     }
 }
+
+// Products of a run over several ranks, on rank 0: its own box plus the other ranks' (received one after
+// another, `stride` values apart), added rank after rank, so that the sum depends on how the frequencies were
+// shared only through float rounding, and is the same from run to run.
+extern "C" __global__ void sum_ranks(float* __restrict__ own, const float* __restrict__ others, u64 n, int n_others,
+                                     u64 stride) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        float s = own[i];
+        for (int p = 0; p < n_others; ++p) s += others[p * stride + i];
+        own[i] = s;
+    }
+}

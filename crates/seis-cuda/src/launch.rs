@@ -16,6 +16,8 @@ use seis_core::error::{Error, Result};
 /// A kernel argument; every one is passed to the driver as a pointer to an 8-byte cell.
 pub enum Arg {
     Ptr(u64),
+    /// A count or an offset beyond 32 bits.
+    U64(u64),
     I32(i32),
     F32(f32),
     F64(f64),
@@ -51,7 +53,7 @@ impl Launcher {
         let given: Vec<ParamKind> = args
             .iter()
             .map(|a| match a {
-                Arg::Ptr(_) => ParamKind::U64,
+                Arg::Ptr(_) | Arg::U64(_) => ParamKind::U64,
                 Arg::I32(_) => ParamKind::U32,
                 Arg::F32(_) => ParamKind::F32,
                 Arg::F64(_) => ParamKind::F64,
@@ -66,7 +68,7 @@ impl Launcher {
         let cells: Vec<u64> = args
             .iter()
             .map(|a| match *a {
-                Arg::Ptr(p) => p,
+                Arg::Ptr(p) | Arg::U64(p) => p,
                 Arg::I32(v) => v as u32 as u64,
                 Arg::F32(v) => v.to_bits() as u64,
                 Arg::F64(v) => v.to_bits(),

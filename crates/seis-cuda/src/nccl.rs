@@ -16,7 +16,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaEvent, CudaStream};
 use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclConfig_t, ncclDataType_t, ncclUniqueId};
 
 use super::device::{check, DeviceBuffer, Gpu};
@@ -190,6 +190,8 @@ impl Watch {
 
 /// How often a wait looks at NCCL, the stop request and the other ranks.
 const POLL: Duration = Duration::from_millis(1);
+/// The first look again, doubled up to [`POLL`].
+const FIRST_POLL: Duration = Duration::from_micros(40);
 /// A wait looks for another rank's failure note at most this often (it is a file).
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
@@ -262,6 +264,7 @@ impl Comm {
     /// Wait for `done` to say true, looking at NCCL's state, the stop request and the other ranks meanwhile.
     fn poll(&self, what: &str, deadline: Option<Instant>, mut done: impl FnMut() -> Result<bool>) -> Result<()> {
         let mut watched = Instant::now();
+        let mut polls = 0u32;
         loop {
             let result = done().and_then(|ok| {
                 if !ok {
@@ -294,7 +297,9 @@ impl Comm {
                     e => e,
                 });
             }
-            std::thread::sleep(POLL);
+            // Short waits are the common case (a transfer queued a moment ago): look again soon, then less often.
+            std::thread::sleep(POLL.min(FIRST_POLL * (1 << polls.min(5))));
+            polls += 1;
         }
     }
 
@@ -313,6 +318,12 @@ impl Comm {
         self.poll(what, None, || Ok(done.is_complete()))
     }
 
+    /// Wait on the host for `event`, watching the communicator and the other ranks: the wait of a host that
+    /// queued transfers without waiting for them ([`Comm::enqueue_exchange`]).
+    pub fn wait_event(&self, event: &CudaEvent, what: &str) -> Result<()> {
+        self.poll(what, None, || Ok(event.is_complete()))
+    }
+
     /// One grouped round of point-to-point transfers on `stream`: `sends` (peer, device address, bytes) and
     /// `recvs` (peer, device address, bytes); a transfer to this rank itself is a device copy. Returns once
     /// every transfer is done.
@@ -323,7 +334,20 @@ impl Comm {
         recvs: &[(usize, u64, usize)],
         stream: &CudaStream,
     ) -> Result<()> {
-        let what = "exchanging the input between the ranks";
+        self.enqueue_exchange(sends, recvs, stream)?;
+        self.wait_stream(gpu, stream, "exchanging data between the ranks")
+    }
+
+    /// [`Comm::exchange`], returning once the transfers are queued on `stream`: the host goes on (reading the
+    /// next chunk) while they run, and what follows on `stream` runs after them. Buffers they use must not
+    /// be touched by the host until an event recorded after them is waited for with [`Comm::wait_event`].
+    pub fn enqueue_exchange(
+        &self,
+        sends: &[(usize, u64, usize)],
+        recvs: &[(usize, u64, usize)],
+        stream: &CudaStream,
+    ) -> Result<()> {
+        let what = "exchanging data between the ranks";
         let s = stream.cu_stream() as cudaStream_t;
         let api = &self.nccl.api;
         // SAFETY: the group brackets only send and recv calls on live device buffers of the sizes given,
@@ -348,69 +372,7 @@ impl Comm {
             // SAFETY: both are live device buffers of at least `bytes`.
             unsafe { super::device::copy_d2d(to, from, bytes.min(room), stream)? };
         }
-        self.wait_stream(gpu, stream, what)
-    }
-
-    /// Every rank's `parts` (device addresses and lengths of f32 arrays, the same lengths on every rank) on
-    /// rank 0, in rank order: `Some` on rank 0 (its own first), `None` on the others.
-    pub fn gather_f32(
-        &self,
-        gpu: &Gpu,
-        parts: &[(u64, usize)],
-        stream: &CudaStream,
-    ) -> Result<Option<Vec<Vec<Vec<f32>>>>> {
-        let total: usize = parts.iter().map(|p| p.1).sum();
-        let own = || -> Result<Vec<Vec<f32>>> {
-            self.wait_stream(gpu, stream, "summing the products")?;
-            parts
-                .iter()
-                .map(|&(ptr, n)| {
-                    let mut v = vec![0.0f32; n];
-                    // SAFETY: a live device buffer of n floats, the stream idle.
-                    check("copying products to the host", unsafe {
-                        cudarc::driver::result::memcpy_dtoh_sync(&mut v, ptr)
-                    })?;
-                    Ok(v)
-                })
-                .collect()
-        };
-        if self.rank != 0 {
-            let sends: Vec<(usize, u64, usize)> = parts.iter().map(|&(ptr, n)| (0, ptr, n * 4)).collect();
-            self.exchange(gpu, &sends, &[], stream)?;
-            return Ok(None);
-        }
-        let inbox: DeviceBuffer<f32> = gpu.alloc((self.world - 1).max(1) * total.max(1))?;
-        let mut recvs = Vec::new();
-        for p in 1..self.world {
-            let mut at = (p - 1) * total;
-            for &(_, n) in parts {
-                recvs.push((p, inbox.ptr_at(at), n * 4));
-                at += n;
-            }
-        }
-        self.exchange(gpu, &[], &recvs, stream)?;
-        let mut all = vec![own()?];
-        let mut flat = vec![0.0f32; (self.world - 1) * total];
-        if !flat.is_empty() {
-            // SAFETY: the inbox holds (world − 1) · total floats; the stream is idle.
-            check("copying products to the host", unsafe {
-                cudarc::driver::result::memcpy_dtoh_sync(&mut flat, inbox.ptr())
-            })?;
-        }
-        for r in flat.chunks(total.max(1)).take(self.world - 1) {
-            let mut at = 0;
-            all.push(
-                parts
-                    .iter()
-                    .map(|&(_, n)| {
-                        let v = r[at..at + n].to_vec();
-                        at += n;
-                        v
-                    })
-                    .collect(),
-            );
-        }
-        Ok(Some(all))
+        Ok(())
     }
 
     /// Every rank's `bytes` on rank 0, in rank order (`None` on the others): records of a few kilobytes.

@@ -5,16 +5,18 @@
 //! Each rank migrates its share of the frequencies ([`seis_imaging::bands`]) in as many bands as its GPU
 //! needs. The input is read once in the whole run: each rank reads a slab of the inlines, transforms it in
 //! time on its GPU and sends every other rank that rank's frequencies of it (see `run/ingest.rs`). Once
-//! every band is in, rank 0 receives the other ranks' products, sums them in rank order (so that the result
-//! depends on the number of ranks only through float rounding) and hands them to the job, which writes
-//! them and the manifest; the ranks send rank 0 the record of their part for the manifest.
+//! every band is in, rank 0 receives the other ranks' products into its device memory, sums them there in
+//! rank order (so that the result depends on the number of ranks only through float rounding, and is the
+//! same from run to run), copies the sums to the host and hands them to the job, which writes them and the
+//! manifest; the ranks send rank 0 the record of their part for the manifest.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::device::{check, DeviceBuffer};
 use super::engine::{GpuEngine, RankPart};
-use super::launch::Launcher;
+use super::launch::{grid_1d, Arg, Launcher};
 use super::nccl::{Comm, Nccl, Watch};
 pub use super::peers::Peers;
 use super::run::Exchange;
@@ -24,7 +26,7 @@ use seis_core::error::{Error, Result};
 use seis_core::stats::{Distribution, PartRecord};
 use seis_imaging::bands::Share;
 use seis_imaging::compute::ComputeConfig;
-use seis_imaging::parts::{part_record, sum_in_order};
+use seis_imaging::parts::part_record;
 use seis_imaging::{BackendChoice, Engine, ImageRequest, Migration, Plan, ProductSink};
 
 pub struct RankEngine {
@@ -32,6 +34,8 @@ pub struct RankEngine {
     comm: Comm,
     peers: Arc<dyn Peers>,
     detail: String,
+    /// How long meeting the other ranks took (the communicator's set-up), for the first run's stages.
+    joined: Option<Duration>,
 }
 
 impl RankEngine {
@@ -60,10 +64,16 @@ impl RankEngine {
             peers.launcher(),
             compute.rank_timeout_s
         );
+        let met = Instant::now();
         let id = peers.share_id(timeout, &cancel, &|| nccl.unique_id())?;
         let watch = Watch { cancel, peers: peers.clone() };
         let comm = Comm::new(nccl, id, rank, world, timeout, watch)?;
-        tracing::debug!("rank {rank} of {world} joined the others in {:.3} s", t.elapsed().as_secs_f64());
+        let joined = met.elapsed();
+        tracing::debug!(
+            "rank {rank} of {world} joined the others in {:.3} s ({:.3} s since it started)",
+            joined.as_secs_f64(),
+            t.elapsed().as_secs_f64()
+        );
         let detail = format!(
             "rank {rank} of {world} ({}; NCCL {}.{}.{} from {}), {}",
             peers.launcher(),
@@ -74,7 +84,7 @@ impl RankEngine {
             choice.detail
         );
         let choice = BackendChoice { kind: "cuda", detail: detail.clone() };
-        Ok((Box::new(RankEngine { gpu, comm, peers, detail }), choice))
+        Ok((Box::new(RankEngine { gpu, comm, peers, detail, joined: Some(joined) }), choice))
     }
 
     /// This rank's share of `scan` (one migration, or the members of a velocity scan).
@@ -100,15 +110,12 @@ impl RankEngine {
         }
         let shares = (0..world).map(|r| m.plan.share_frequencies(Share { index: r, count: world })).collect();
         let exchange = Exchange { comm: &self.comm, slabs: Exchange::slabs_for(plan.input.shape()[0], world), shares };
+        if let Some(joined) = self.joined.take() {
+            ctx.stats.add("nccl-setup", joined, 0);
+        }
         let comm = &self.comm;
         let combine =
-            |dev: &Launcher, products: &[(u64, usize)], ctx: &mut RunContext| -> Result<Option<Vec<Vec<f32>>>> {
-                let t = Instant::now();
-                let all = comm.gather_f32(&dev.gpu, products, &dev.compute)?;
-                let bytes = products.iter().map(|p| p.1 as u64 * 4).sum::<u64>() * (world as u64 - 1);
-                ctx.stats.add("rank-sum", t.elapsed(), bytes);
-                Ok(all.map(sum_in_order))
-            };
+            |dev: &Launcher, products: &[(u64, usize)], ctx: &mut RunContext| sum_on_root(comm, dev, products, ctx);
         // Another rank's failure stops this one between its steps too, not only where it waits on them.
         let watching = Arc::new(AtomicBool::new(true));
         let watcher = {
@@ -154,6 +161,80 @@ impl RankEngine {
             ctx.stats.distributed = Some(Distribution::new("ranks", parts));
         }
         Ok(())
+    }
+}
+
+/// Every rank's `products` (device addresses and lengths of f32 boxes, alike on every rank) summed on rank
+/// 0's device in rank order and copied to its host: `Some` on rank 0, `None` on the others. The wait for the
+/// slowest rank is the stage `rank-wait`, the transfers and the sum `rank-sum`.
+fn sum_on_root(
+    comm: &Comm,
+    dev: &Launcher,
+    products: &[(u64, usize)],
+    ctx: &mut RunContext,
+) -> Result<Option<Vec<Vec<f32>>>> {
+    let (rank, world) = (comm.rank(), comm.world());
+    let t = Instant::now();
+    let token = DeviceBuffer::<u32>::from_slice(&dev.gpu, &vec![0; world])?;
+    let (sends, recvs): (Vec<_>, Vec<_>) = match rank {
+        0 => (Vec::new(), (1..world).map(|p| (p, token.ptr_at(p), 4)).collect()),
+        _ => (vec![(0, token.ptr(), 4)], Vec::new()),
+    };
+    comm.exchange(&dev.gpu, &sends, &recvs, &dev.compute)?;
+    ctx.stats.add("rank-wait", t.elapsed(), 0);
+
+    let t = Instant::now();
+    let total: usize = products.iter().map(|p| p.1).sum();
+    let bytes = total as u64 * 4 * (world as u64 - 1);
+    if rank != 0 {
+        let sends: Vec<_> = products.iter().map(|&(ptr, n)| (0, ptr, n * 4)).collect();
+        comm.exchange(&dev.gpu, &sends, &[], &dev.compute)?;
+        ctx.stats.add("rank-sum", t.elapsed(), bytes);
+        return Ok(None);
+    }
+    // The other ranks' boxes side by side, rank after rank: box k of rank p at (p − 1) · total + offset(k).
+    let inbox: DeviceBuffer<f32> = dev.gpu.alloc((world - 1).max(1) * total.max(1))?;
+    let mut recvs = Vec::new();
+    for p in 1..world {
+        let mut at = (p - 1) * total;
+        for &(_, n) in products {
+            recvs.push((p, inbox.ptr_at(at), n * 4));
+            at += n;
+        }
+    }
+    comm.exchange(&dev.gpu, &[], &recvs, &dev.compute)?;
+    let mut at = 0;
+    let mut sums = Vec::with_capacity(products.len());
+    for &(ptr, n) in products {
+        let args = [
+            Arg::Ptr(ptr),
+            Arg::Ptr(inbox.ptr_at(at)),
+            Arg::U64(n as u64),
+            Arg::I32(world as i32 - 1),
+            Arg::U64(total as u64),
+        ];
+        dev.launch(&dev.compute, "sum_ranks", grid_1d(n, 256), &args)?;
+        at += n;
+        sums.push(DeviceView { ptr, len: n });
+    }
+    dev.sync(&dev.compute)?;
+    let sums = sums.into_iter().map(|v| v.to_host()).collect::<Result<Vec<_>>>()?;
+    ctx.stats.add("rank-sum", t.elapsed(), bytes);
+    Ok(Some(sums))
+}
+
+/// A box of f32 on the device, by address.
+struct DeviceView {
+    ptr: u64,
+    len: usize,
+}
+
+impl DeviceView {
+    fn to_host(&self) -> Result<Vec<f32>> {
+        let mut v = vec![0.0f32; self.len];
+        // SAFETY: a live device buffer of `len` floats, its stream idle.
+        check("copying products to the host", unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut v, self.ptr) })?;
+        Ok(v)
     }
 }
 

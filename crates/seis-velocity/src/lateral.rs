@@ -313,7 +313,8 @@ pub fn function_weights(
 }
 
 /// How functions on a full grid of locations are mixed, in words.
-pub const GRID_MIX: &str = "bilinear between the functions (a full grid of locations), the nearest edge held outside it";
+pub const GRID_MIX: &str =
+    "bilinear between the functions (a full grid of locations), the nearest edge held outside it";
 
 /// Functions whose locations form a full grid: every listed inline with every listed crossline, however
 /// unevenly spaced. A seismic trace mixes the four functions around it, bilinearly in line numbers, so that

@@ -373,7 +373,9 @@ impl VelocitySpec {
         let geometry = Geometry { samples: axis, ..seismic.clone() };
         let name = "the interpolated functions";
         let (grid, how) = match lateral::grid_taps(&locations, seismic) {
-            Some(taps) => (VelocityGrid::mixed(geometry, model::GridMix::new(&sampled, taps), name)?, lateral::GRID_MIX),
+            Some(taps) => {
+                (VelocityGrid::mixed(geometry, model::GridMix::new(&sampled, taps), name)?, lateral::GRID_MIX)
+            }
             None => {
                 let (mixes, how) = lateral::function_weights(&locations, seismic, bin, cancel)?;
                 let sampled = &sampled;

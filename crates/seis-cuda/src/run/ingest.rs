@@ -111,6 +111,12 @@ impl Run<'_> {
             }
         };
         let mine: usize = chunks.iter().flatten().map(|il| il.len()).sum();
+        // With other ranks, the exchange of a round is only queued: the host reads on while it runs, and its
+        // waits watch the communicator, so that a rank that fails ends them.
+        let wait = |event: &CudaEvent, what: &str| match exchange {
+            Some(x) => x.comm.wait_event(event, what),
+            None => check(what, event.synchronize()),
+        };
         // The copies (copy streams) and the transforms (compute stream), summed into the stages at the end.
         let timer = DeviceTimer::new(&dev.gpu);
         let conditioner = window::TraceConditioner::new(&plan.window, plan.nonfinite);
@@ -124,7 +130,7 @@ impl Run<'_> {
                 let traces = il.len() * nx;
                 if c >= RING {
                     // The copy out of this staging buffer (chunk c − RING) must be over before we refill it.
-                    check("waiting for a staging buffer", copied[slot].synchronize())?;
+                    wait(&copied[slot], "waiting for a staging buffer")?;
                 }
                 let host = &mut staging[slot].as_mut_slice_unsynced()[..traces * nt];
                 let t = Instant::now();
@@ -187,8 +193,11 @@ impl Run<'_> {
                 ctx.progress.advance(il.len() as u64);
             }
         }
-        dev.sync(&dev.compute)?;
-        dev.sync(&dev.copy_out)?;
+        for stream in [&dev.compute, &dev.copy_out] {
+            let done = dev.gpu.sync_event()?;
+            dev.record(&done, stream)?;
+            wait(&done, "waiting for the device")?;
+        }
         ctx.progress.finish();
         ctx.stats.add("read", Duration::from_secs_f64(read_s), bytes);
         ctx.stats.nonfinite_samples += conditioner.check(src)?;
@@ -249,7 +258,7 @@ impl Run<'_> {
                 placed.push((ptr, their));
             }
         }
-        timer.time("exchange", &dev.compute, || x.comm.exchange(&dev.gpu, &sends, &recvs, &dev.compute))?;
+        timer.time("exchange", &dev.compute, || x.comm.enqueue_exchange(&sends, &recvs, &dev.compute))?;
         for (ptr, their) in placed {
             match store.as_deref_mut() {
                 None => {

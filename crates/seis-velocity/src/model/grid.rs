@@ -77,7 +77,11 @@ impl VelocityGrid {
     pub fn mixed(geometry: Geometry, mix: GridMix, name: &str) -> Result<Self> {
         check_shape(&geometry, geometry.n_values(), name)?;
         if mix.n_levels() != geometry.samples.len {
-            return Err(Error::Internal(format!("{name}: functions of {} levels on a {:?} grid", mix.n_levels(), geometry.shape())));
+            return Err(Error::Internal(format!(
+                "{name}: functions of {} levels on a {:?} grid",
+                mix.n_levels(),
+                geometry.shape()
+            )));
         }
         if let Some((f, k, v)) = mix.first_unusable() {
             return Err(Error::Request(format!(
@@ -166,7 +170,13 @@ impl VelocityGrid {
     }
 
     /// `f` of depth samples `k0` and `k1` of seismic inline `i`; `scratch` holds mixed rows.
-    fn row_pair<R>(&self, [k0, k1]: [usize; 2], i: usize, scratch: &mut RowPair, f: impl FnOnce(&[f32], &[f32]) -> R) -> R {
+    fn row_pair<R>(
+        &self,
+        [k0, k1]: [usize; 2],
+        i: usize,
+        scratch: &mut RowPair,
+        f: impl FnOnce(&[f32], &[f32]) -> R,
+    ) -> R {
         match &self.data.values {
             Values::Stored(_) => f(&self.row(k0, i), &self.row(k1, i)),
             Values::Mixed(mix) => {

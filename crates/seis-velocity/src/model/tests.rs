@@ -113,7 +113,8 @@ fn a_slowness_summary_is_that_of_the_slice() {
             for threads in [1, 3] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
                 let values = g.stored().unwrap().to_vec();
-                let fresh = VelocityGrid { scale: g.scale, ..VelocityGrid::depth_major_unchecked(g.geometry.clone(), values) };
+                let fresh =
+                    VelocityGrid { scale: g.scale, ..VelocityGrid::depth_major_unchecked(g.geometry.clone(), values) };
                 assert_eq!(pool.install(|| fresh.slowness_summary(z)), SlownessSummary { least, mean }, "z {z}");
             }
             assert_eq!(g.slowness_summary(z), SlownessSummary { least, mean }, "z {z}, scale {}", g.scale);
