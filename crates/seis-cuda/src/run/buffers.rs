@@ -60,14 +60,14 @@ impl RunShape {
         launch_sizes: Vec<usize>,
     ) -> Self {
         RunShape {
-            method: plan.method,
+            method: plan.method.kind(),
             padded: plan.padded,
             frequencies: plan.frequencies.clone(),
             chunk_traces: plan.ingest_inlines * plan.input.shape()[1],
             launch_sizes,
             levels: plan.levels.len(),
             last_level: plan.last_level(),
-            stolt_nz: plan.stolt.as_ref().map(|g| g.nz_fft),
+            stolt_nz: plan.method.stolt().map(|g| g.nz_fft),
             boxes: request.boxes.iter().map(|b| b.len()).collect(),
             members: members.max(1),
             settings,
@@ -136,7 +136,7 @@ impl RunBuffers {
         if ranks > 1 {
             common.push(("rank exchange", (chunk_traces * (nw + ranks * shape.frequencies.len()) * 8) as u64));
         }
-        let (planes_name, max_slots, banded) = match plan.method {
+        let (planes_name, max_slots, banded) = match plan.method.kind() {
             Method::PhaseShift => {
                 let staging = (chunk_traces * shape.frequencies.len() * 8) as u64;
                 (
@@ -146,7 +146,7 @@ impl RunBuffers {
                 )
             }
             Method::Stolt => {
-                let grid = plan.stolt.as_ref().ok_or_else(|| Error::Request("a Stolt plan has no kz grid".into()))?;
+                let grid = plan.method.stolt().ok_or_else(|| Error::Request("a Stolt plan has no kz grid".into()))?;
                 if grid.nz_fft <= plan.last_level() {
                     return Err(Error::Request(format!(
                         "the Stolt kz grid ({} samples) is shorter than the deepest level ({})",
@@ -209,9 +209,9 @@ impl RunBuffers {
                 memory::gib(work_bytes)
             );
         }
-        let plane_count = match plan.method {
+        let plane_count = match plan.method.kind() {
             Method::PhaseShift => capped_launches(plan, layout.slots).into_iter().max().unwrap_or(1),
-            Method::Stolt => plan.stolt.as_ref().map_or(1, |g| g.nz_fft),
+            Method::Stolt => plan.method.stolt().map_or(1, |g| g.nz_fft),
             Method::SplitStep => 1,
         };
         let allocating = std::time::Instant::now();
@@ -296,7 +296,7 @@ fn make_ffts(
     let r2c =
         fft::Plan::new(fft::Kind::R2C, &Layout::contiguous(&[pt as i64], pt as i64, bins as i64, chunk_traces as i64))?;
     let mut batches: Vec<usize> = bands.ranges.iter().map(|r| r.len()).collect();
-    match plan.method {
+    match plan.method.kind() {
         Method::PhaseShift => batches.extend(launch_sizes),
         Method::Stolt => batches.push(plan.last_level() + 1),
         Method::SplitStep => {}
@@ -310,7 +310,7 @@ fn make_ffts(
             )?);
         }
     }
-    let kz = match &plan.stolt {
+    let kz = match plan.method.stolt() {
         Some(grid) => {
             let n = grid.nz_fft as i64;
             let layout = Layout {

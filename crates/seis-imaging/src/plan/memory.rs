@@ -2,7 +2,6 @@
 //! run starts, and reported by `validate`.
 
 use super::Plan;
-use crate::Method;
 
 impl Plan {
     /// Bytes of the padded spectrum of this plan's share of the frequencies.
@@ -12,16 +11,15 @@ impl Plan {
 
     /// Bytes of the k-domain images of one block (phase shift and Stolt).
     pub(super) fn block_bytes(&self) -> u64 {
-        match self.method {
-            Method::SplitStep => 0,
-            _ => (self.blocks.iter().map(|b| b.len()).max().unwrap_or(0) * self.nk() * 8) as u64,
+        if !self.method.rules().k_images() {
+            return 0;
         }
+        (self.blocks.iter().map(|b| b.len()).max().unwrap_or(0) * self.nk() * 8) as u64
     }
 
-    /// Bytes of the per-step velocity arrays: the 3-D model itself and split-step's slowness and lens slices.
+    /// Bytes of the per-step velocity arrays: the 3-D model itself and what the method holds of it per step.
     fn velocity_bytes(&self) -> u64 {
-        let slices = if self.method == Method::SplitStep { self.input.n_traces() * 4 + self.nk() * 4 } else { 0 };
-        (self.velocity_values * 4 + slices) as u64
+        (self.velocity_values * 4) as u64 + self.method.rules().lateral_bytes(self)
     }
 
     /// Bytes of the requested boxes of one migration (each member of a velocity scan fills its own).
