@@ -73,7 +73,13 @@ pub fn memory_report(p: &Prepared) -> Vec<String> {
     let plan = &p.plan;
     let members = p.scan.len().max(1);
     let mut lines = vec![host_memory_line(p, members)];
-    let device = plan.device_memory_bytes() + plan.scan_bytes(members, true);
+    let device = match crate::gpu::memory::estimate(plan, members) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            lines.push(format!("device memory: {e}"));
+            return lines;
+        }
+    };
     let compute = &p.job.config.compute;
     lines.push(match crate::gpu::runtime::probe_device(compute.device) {
         Ok(rt) => {

@@ -58,6 +58,11 @@ pub enum Finish {
     Keep,
 }
 
+/// The most levels a phase-shift launch of `plan` images at once (1 when it has no level).
+pub(crate) fn largest_launch(plan: &Plan) -> usize {
+    phase_shift::launches(plan, usize::MAX).iter().map(|b| b.slot_levels.len()).max().unwrap_or(1)
+}
+
 impl RunShape {
     /// The shape of a run of `plan` and `request` by `members` migrations of a velocity scan (1: once).
     pub fn of(plan: &Plan, request: &ImageRequest, members: usize, settings: RunSettings) -> Self {

@@ -46,13 +46,11 @@ impl Plan {
         }
         lines.extend(self.method.rules().describe(self));
         lines.push(format!(
-            "memory: host ≈ {:.1} MiB (spectrum {:.1} MiB, k-image block {:.1} MiB, requested image {:.1} MiB), \
-             device ≈ {:.1} MiB",
+            "memory: host ≈ {:.1} MiB (spectrum {:.1} MiB, k-image block {:.1} MiB, requested image {:.1} MiB)",
             mib(self.host_memory_bytes()),
             mib(self.spectrum_bytes()),
             mib(self.block_bytes()),
-            mib(self.request_values as u64 * 4),
-            mib(self.device_memory_bytes())
+            mib(self.request_values as u64 * 4)
         ));
         lines
     }

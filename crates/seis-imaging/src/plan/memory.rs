@@ -1,5 +1,5 @@
-//! What following a plan costs in memory, on the host and on a device: checked against the machine before a
-//! run starts, and reported by `validate`.
+//! What following a plan costs in host memory: checked against the machine before a run starts, and
+//! reported by `validate`. A GPU engine plans its device memory from these parts (seis-cuda `memory.rs`).
 
 use super::Plan;
 
@@ -53,14 +53,5 @@ impl Plan {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
         let per_thread = (2 * self.nk() * 8 + self.padded[2] * 8) as u64;
         chunk + self.block_bytes() + self.request_values as u64 * 4 + self.velocity_bytes() + threads * per_thread
-    }
-
-    /// Device memory of an engine that follows this plan on a GPU: the padded spectrum, one ingest chunk as
-    /// padded real traces and their half spectra, one block of k-domain images, the requested image and the
-    /// velocity arrays. cuFFT's work areas come on top (they are about one batch of planes).
-    pub fn device_memory_bytes(&self) -> u64 {
-        let chunk_traces = (self.ingest_inlines * self.input.shape()[1]) as u64;
-        let r2c = chunk_traces * (self.padded[2] as u64 * 4 + (self.padded[2] as u64 / 2 + 1) * 8);
-        self.spectrum_bytes() + r2c + self.block_bytes() + self.request_values as u64 * 4 + self.velocity_bytes()
     }
 }

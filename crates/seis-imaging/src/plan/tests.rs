@@ -227,5 +227,5 @@ fn refusals_are_clear() {
     let p = Plan::new(&g, [10.0, 10.0], &pad, &params, &c, &r).unwrap();
     assert_eq!(&p.padded[..2], &[12, 12]);
     let spectrum = (p.n_omega() * p.nk() * 8) as u64;
-    assert!(p.host_memory_bytes() > spectrum && p.device_memory_bytes() > spectrum);
+    assert!(p.host_memory_bytes() > spectrum);
 }
