@@ -134,9 +134,9 @@ pub fn plan_migrations(job: &JobConfig, input: &Geometry, bin: [f64; 2], base: V
     // Stolt's kz grid depends on the velocity: the members share the longest, so that they share one
     // device layout (a longer grid is as accurate).
     if members[0].plan.method == Method::Stolt && members.len() > 1 {
-        let longest = members.iter().filter_map(|m| m.plan.stolt.map(|g| g.nz_fft)).max().unwrap_or(0);
+        let longest = members.iter().filter_map(|m| m.plan.method.stolt().map(|g| g.nz_fft)).max().unwrap_or(0);
         for m in &mut members {
-            if let Some(g) = m.plan.stolt.as_mut() {
+            if let Some(g) = m.plan.method.stolt_mut() {
                 g.nz_fft = longest;
                 g.dkz = std::f64::consts::TAU / (longest as f64 * image.samples.step);
             }

@@ -98,7 +98,7 @@ pub fn fingerprint(p: &Prepared) -> Result<String> {
     let _ = write!(
         h,
         "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|{:?}|{}|{:?}",
-        plan.method,
+        plan.method.kind(),
         plan.input,
         plan.dt,
         plan.t0,
@@ -110,7 +110,7 @@ pub fn fingerprint(p: &Prepared) -> Result<String> {
         plan.levels,
         plan.step_velocity,
         plan.dip_limit,
-        plan.stolt,
+        plan.method.stolt(),
         plan.nonfinite,
         p.velocity.identity(),
         p.request,

@@ -73,16 +73,22 @@ pub fn memory_report(p: &Prepared) -> Vec<String> {
     let plan = &p.plan;
     let members = p.scan.len().max(1);
     let mut lines = vec![host_memory_line(p, members)];
-    let device = plan.device_memory_bytes() + plan.scan_bytes(members, true);
+    let device = match crate::gpu::memory::estimate(plan, members) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            lines.push(format!("device memory: {e}"));
+            return lines;
+        }
+    };
     let compute = &p.job.config.compute;
     lines.push(match crate::gpu::runtime::probe_device(compute.device) {
         Ok(rt) => {
             let d = &rt.devices[0];
             let limit = compute.device_memory_gb.map(|gb| (gb * 1e9) as u64);
             let have = limit.map_or(d.free_memory_bytes, |l| l.min(d.free_memory_bytes));
-            let verdict = match (device <= have, plan.method) {
+            let verdict = match (device <= have, plan.method.rules().whole_spectrum()) {
                 (true, _) => "fits".to_string(),
-                (false, crate::imaging::Method::Stolt) => "does not fit, and Stolt cannot run in bands".to_string(),
+                (false, Some(why)) => format!("does not fit, and {why}: it cannot run in bands"),
                 (false, _) => "does not fit at once: the GPU runs it in frequency bands, reading the input once \
                                per band"
                     .to_string(),

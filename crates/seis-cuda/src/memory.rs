@@ -7,6 +7,7 @@ use std::ops::Range;
 
 use seis_core::error::{Error, Result};
 pub use seis_imaging::bands::{bands_for, gib, Bands, Budget};
+use seis_imaging::Plan;
 
 /// A run may plan to use this fraction of the free device memory, less [`MEMORY_RESERVE`]: cuFFT's plans and
 /// the driver allocate beyond what the plan counts, and every allocation is rounded up to whole pages.
@@ -97,6 +98,97 @@ pub fn plan(frequencies: Range<usize>, needs: &Needs, available: u64, device: &s
     }
 }
 
+/// What a GPU run of a plan holds besides the spectrum of its band, item by item: the one source of the
+/// memory a run plans and allocates (`RunBuffers`) and of the estimate the application reports before a
+/// run ([`estimate`]).
+pub struct DeviceItems {
+    /// What does not depend on the band or on the number of planes.
+    pub common: Vec<(&'static str, u64)>,
+    /// The method's planes (see `MethodRules::device_planes`): their name, and the most a launch can use.
+    pub planes: &'static str,
+    pub max_slots: usize,
+    /// Bytes of one padded plane, which is also what a band holds per frequency.
+    pub plane_bytes: u64,
+    /// A velocity scan: the band has a copy beside it.
+    pub scan_copy: bool,
+    /// What running in bands adds, or why the method cannot.
+    pub banded: std::result::Result<(&'static str, u64), &'static str>,
+}
+
+impl DeviceItems {
+    /// The items of a run of `plan` by `members` migrations of a velocity scan whose products take
+    /// `products` bytes, on `ranks` ranks, with `ring` ingest chunks in flight, whose largest phase-shift
+    /// launch images `launch_levels` levels.
+    pub fn new(
+        plan: &Plan,
+        products: u64,
+        members: usize,
+        ranks: usize,
+        ring: usize,
+        launch_levels: usize,
+    ) -> Result<DeviceItems> {
+        let pt = plan.padded[2];
+        let (nk, nw, share) = (plan.nk(), plan.n_omega(), plan.frequencies.len());
+        let chunk_traces = plan.ingest_inlines * plan.input.shape()[1];
+        let bins = pt / 2 + 1;
+        let mut common = vec![
+            ("ingest ring", (ring * chunk_traces * (pt * 4 + bins * 8)) as u64),
+            (if members > 1 { "products of every scan member" } else { "products" }, products),
+            ("tables", (nk * 8 + nw * 32) as u64),
+        ];
+        if ranks > 1 {
+            common.push(("rank exchange", (chunk_traces * (nw + ranks * share) * 8) as u64));
+        }
+        if let Some(grid) = plan.method.stolt() {
+            if grid.nz_fft <= plan.last_level() {
+                return Err(Error::Request(format!(
+                    "the Stolt kz grid ({} samples) is shorter than the deepest level ({})",
+                    grid.nz_fft,
+                    plan.last_level()
+                )));
+            }
+        }
+        let rules = plan.method.rules();
+        let (planes, max_slots) = rules.device_planes(plan, launch_levels);
+        let banded = match rules.whole_spectrum() {
+            Some(why) => Err(why),
+            None => Ok(("ingest staging", (chunk_traces * share * 8) as u64)),
+        };
+        let plane_bytes = (nk * 8) as u64;
+        Ok(DeviceItems { common, planes, max_slots, plane_bytes, scan_copy: members > 1, banded })
+    }
+
+    /// Bytes needed whatever the band, with `slots` planes.
+    pub fn fixed(&self, slots: usize) -> Budget {
+        let mut items = self.common.clone();
+        items.push((self.planes, slots as u64 * self.plane_bytes));
+        Budget { items }
+    }
+
+    /// The device-memory plan of a run of `frequencies` with `available` bytes (see [`plan`]).
+    pub fn plan(&self, frequencies: Range<usize>, available: u64, device: &str) -> Result<DevicePlan> {
+        let fixed = |slots: usize| self.fixed(slots);
+        let needs = Needs {
+            per_frequency: self.plane_bytes,
+            scan_copy: self.scan_copy,
+            fixed: &fixed,
+            max_slots: self.max_slots,
+            banded: self.banded,
+        };
+        plan(frequencies, &needs, available, device)
+    }
+}
+
+/// Device memory a GPU run of `plan` by `members` migrations of a velocity scan (1: one) holds with its
+/// whole share at once, as the engine plans it (cuFFT's work areas come on top).
+pub fn estimate(plan: &Plan, members: usize) -> Result<u64> {
+    let members = members.max(1);
+    let launch_levels = crate::run::largest_launch(plan);
+    let items =
+        DeviceItems::new(plan, plan.request_bytes() * members as u64, members, 1, crate::run::RING, launch_levels)?;
+    Ok(items.plan(plan.frequencies.clone(), u64::MAX, "")?.budget.total())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,5 +235,50 @@ mod tests {
         assert!(p.budget.describe().contains("scan copy of the band"), "{}", p.budget.describe());
         assert!(p.budget.total() <= 1000);
         assert_eq!(plan(0..50, &scan, 1260, "GPU").unwrap().bands.ranges.len(), 1, "760 + 500 at once");
+    }
+
+    /// The device memory the application reports before a run (`estimate`, from the plan alone) is what
+    /// the engine plans for that run (from the run's shape: its boxes and its phase-shift launches), for
+    /// every method, for one migration and for a velocity scan.
+    #[test]
+    fn the_estimate_is_what_a_run_plans() {
+        use crate::run::{RunSettings, RunShape};
+        use seis_core::volume::{Domain, Geometry, LineAxis, SampleAxis};
+        use seis_imaging::window::WindowParams;
+        use seis_imaging::{image_geometry, ImageRequest, ImagingParams, Method};
+        use seis_velocity::model::{Interpolation, VelocityTable};
+        use seis_velocity::VelocityModel;
+
+        let g = Geometry::regular(
+            LineAxis::new(1, 1, 12),
+            LineAxis::new(1, 1, 10),
+            SampleAxis { origin: 0.0, step: 4.0, len: 100, domain: Domain::Time },
+        );
+        let layered = VelocityTable::new(vec![0.0, 200.0], vec![1800.0, 2600.0], Interpolation::Linear).unwrap();
+        let cases = [
+            (Method::PhaseShift, VelocityModel::Table(layered.clone())),
+            (Method::Stolt, VelocityModel::Constant(2000.0)),
+            (Method::SplitStep, VelocityModel::Table(layered)),
+        ];
+        for (method, v) in cases {
+            let params =
+                ImagingParams { method, nz: Some(40), fmax: 50.0, levels_per_block: Some(7), ..Default::default() };
+            let image = image_geometry(&g, &params, &v).unwrap();
+            let request = ImageRequest::whole(&image);
+            let plan = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &request).unwrap();
+            for members in [1, 3] {
+                let shape = RunShape::of(&plan, &request, members, RunSettings::default());
+                let planned = shape.device_items(&plan).unwrap().plan(plan.frequencies.clone(), u64::MAX, "").unwrap();
+                assert_eq!(
+                    estimate(&plan, members).unwrap(),
+                    planned.budget.total(),
+                    "{method:?}, {members} member(s)"
+                );
+            }
+            // A scan adds the other members' boxes and a copy of the spectrum.
+            let spectrum = (plan.n_omega() * plan.nk() * 8) as u64;
+            let extra = estimate(&plan, 3).unwrap() - estimate(&plan, 1).unwrap();
+            assert_eq!(extra, spectrum + 2 * plan.request_bytes(), "{method:?}");
+        }
     }
 }

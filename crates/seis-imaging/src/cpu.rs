@@ -13,7 +13,7 @@ use super::image::ImageAssembly;
 use super::spectrum::TraceTransform;
 use super::spectrum::{forward_planes, Fft2, Spectrum};
 use super::store::{HostStore, Place, StoreSettings};
-use super::{phase_shift, split_step, stolt, Engine, Method, Migration, Plan, ProductSink};
+use super::{Engine, Migration, Plan, ProductSink};
 use crate::window;
 use num_complex::Complex32;
 use rayon::prelude::*;
@@ -78,7 +78,7 @@ pub fn host_plan(plan: &Plan, members: usize, available: u64, limited: bool) -> 
     if members > 1 {
         fixed.items.push(("the other scan members' boxes", (members as u64 - 1) * plan.request_bytes()));
     }
-    let copies = members > 1 && plan.method != Method::Stolt;
+    let copies = members > 1 && plan.method.rules().changes_spectrum();
     let per_frequency = padded * (1 + copies as u64);
     // `budget` with a band of `width` frequencies (and its copy), first.
     let band = |budget: &Budget, name: &'static str, width: u64| {
@@ -98,8 +98,8 @@ pub fn host_plan(plan: &Plan, members: usize, available: u64, limited: bool) -> 
         );
         Err(if limited { Error::at_key("compute.host_memory_gb", message) } else { Error::Backend(message) })
     };
-    if plan.method == Method::Stolt {
-        return refuse("; Stolt needs every frequency of a wavenumber at once, so it cannot run in bands".into());
+    if let Some(why) = plan.method.rules().whole_spectrum() {
+        return refuse(format!("; {why}, so it cannot run in bands"));
     }
     let in_memory = fixed.with_first("waiting spectrum", n_w * unpadded);
     if let Some(bands) = bands_for(frequencies.clone(), per_frequency, in_memory.total(), available) {
@@ -177,7 +177,7 @@ impl Engine for CpuEngine {
                     // Phase shift and split-step carry the band down in place: every member but the last
                     // starts from a copy of it (the memory plan counts one).
                     let last = i + 1 == scan.len();
-                    if last || m.plan.method == Method::Stolt {
+                    if last || !m.plan.method.rules().changes_spectrum() {
                         migrate_band(&mut spectrum, m, &fft2, asm, ctx)?;
                     } else {
                         let bytes = (spectrum.data.len() * 8) as u64;
@@ -208,11 +208,7 @@ fn migrate_band(
 ) -> Result<()> {
     let Migration { plan, velocity, request, .. } = *m;
     let t = Instant::now();
-    match plan.method {
-        Method::PhaseShift => phase_shift::migrate(spectrum, plan, fft2, asm, ctx)?,
-        Method::Stolt => stolt::migrate(spectrum, plan, fft2, asm, ctx)?,
-        Method::SplitStep => split_step::migrate(spectrum, plan, velocity, fft2, asm, ctx)?,
-    }
+    plan.method.rules().migrate(spectrum, plan, velocity, fft2, asm, ctx)?;
     ctx.stats.add("migrate", t.elapsed(), (request.n_values() * 4) as u64);
     Ok(())
 }
@@ -265,9 +261,10 @@ mod tests {
     use crate::formulas::phase_factor;
     use crate::naive::{dft2, random};
     use crate::spectrum::Spectrum;
+    use crate::stolt;
     use crate::store::Place;
     use crate::window::{LateralPad, WindowParams};
-    use crate::{image_geometry, ImagingParams};
+    use crate::{image_geometry, ImagingParams, Method};
     use crate::{ImageRequest, Plan};
     use seis_core::progress::Silent;
     use seis_core::volume::{Domain, Geometry, LineAxis, SampleAxis, Volume};
@@ -307,11 +304,7 @@ mod tests {
         let collected = crate::Collected::new(request);
         let mut asm = ImageAssembly::new(request, plan, &collected).unwrap();
         let ctx = RunContext::new(&Silent, Default::default());
-        match plan.method {
-            Method::PhaseShift => phase_shift::migrate(&mut spectrum, plan, &fft2, &mut asm, &ctx).unwrap(),
-            Method::Stolt => stolt::migrate(&spectrum, plan, &fft2, &mut asm, &ctx).unwrap(),
-            Method::SplitStep => split_step::migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, &ctx).unwrap(),
-        }
+        plan.method.rules().migrate(&mut spectrum, plan, velocity, &fft2, &mut asm, &ctx).unwrap();
         asm.finish().unwrap();
         collected.into_images().unwrap().remove(0)
     }
@@ -420,7 +413,7 @@ mod tests {
     fn stolt_matches_a_naive_kz_sum() {
         let v = VelocityModel::Constant(2000.0);
         let (plan, request, s) = setup(Method::Stolt, &v);
-        let grid = plan.stolt.unwrap();
+        let grid = *plan.method.stolt().unwrap();
         let (nk, [rows, cols, _]) = (plan.nk(), plan.padded);
         let k2 = plan.k_squared();
         let freq = stolt::FrequencyGrid { first: plan.omega(0), step: plan.omega(1) - plan.omega(0) };

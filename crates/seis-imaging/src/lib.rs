@@ -26,16 +26,14 @@ pub mod cpu;
 pub mod delivery;
 pub mod formulas;
 pub mod image;
+pub mod method;
 #[cfg(test)]
 pub(crate) mod naive;
 pub mod parts;
-pub mod phase_shift;
 pub mod plan;
 pub mod request;
 pub mod scan;
 pub mod spectrum;
-pub mod split_step;
-pub mod stolt;
 pub mod store;
 pub mod time_domain;
 pub mod window;
@@ -49,6 +47,7 @@ use seis_velocity::VelocityModel;
 
 pub use cpu::CpuEngine;
 pub use delivery::{Collected, Completion, ProductSink};
+pub use method::{phase_shift, split_step, stolt, MethodPlan, MethodRules};
 pub use plan::{image_geometry, Plan};
 pub use request::ImageRequest;
 

@@ -13,8 +13,7 @@
 use std::ops::Range;
 
 use super::bands::Share;
-use super::Method;
-use super::StoltInterpolation;
+use crate::method::MethodPlan;
 use crate::window::{NonFinite, WindowPlan};
 use seis_core::volume::{Geometry, SampleAxis};
 
@@ -26,6 +25,7 @@ mod memory;
 #[cfg(test)]
 mod tests;
 
+pub use crate::method::StoltGrid;
 pub use build::INGEST_CHUNK_BYTES;
 pub use depth::{image_geometry, CHECK_THE_VELOCITY, DEPTH_FROM_VELOCITY, MAX_LEVELS};
 
@@ -52,24 +52,10 @@ pub struct Segment {
     pub slot: Option<usize>,
 }
 
-/// Stolt's vertical-wavenumber grid.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StoltGrid {
-    /// The constant medium velocity (m/s).
-    pub velocity: f64,
-    /// Length of the inverse FFT over kz; the image repeats every `nz_fft · dz` metres.
-    pub nz_fft: usize,
-    /// kz sample interval (rad/m): `2π / (nz_fft · dz)`.
-    pub dkz: f64,
-    pub interpolation: StoltInterpolation,
-    /// Centre of the input's time span (s). The spectrum is interpolated after a shift of this much towards
-    /// t = 0, where the interpolation kernels are most accurate.
-    pub time_centre: f64,
-}
-
 #[derive(Clone, Debug)]
 pub struct Plan {
-    pub method: Method,
+    /// The method, and what was planned for it.
+    pub method: MethodPlan,
     /// The input grid (time axis in ms).
     pub input: Geometry,
     /// Sample interval and time of the first sample (s).
@@ -97,7 +83,6 @@ pub struct Plan {
     pub blocks: Vec<Range<usize>>,
     /// Dip limit (radians).
     pub dip_limit: Option<f64>,
-    pub stolt: Option<StoltGrid>,
     /// Whether the velocity changes laterally (split-step then applies its thin lens).
     pub lateral_velocity: bool,
     /// Inlines read, windowed and transformed together.

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::device::{DeviceBuffer, PinnedBuffer};
 use crate::fft::{self, Layout};
 use crate::launch::Launcher;
-use crate::memory::{self, Bands, Budget, Needs};
+use crate::memory::{self, Bands};
 use crate::prelude::Cpx;
 use seis_core::error::{Error, Result};
 use seis_imaging::{ImageRequest, Method, Plan};
@@ -60,18 +60,25 @@ impl RunShape {
         launch_sizes: Vec<usize>,
     ) -> Self {
         RunShape {
-            method: plan.method,
+            method: plan.method.kind(),
             padded: plan.padded,
             frequencies: plan.frequencies.clone(),
             chunk_traces: plan.ingest_inlines * plan.input.shape()[1],
             launch_sizes,
             levels: plan.levels.len(),
             last_level: plan.last_level(),
-            stolt_nz: plan.stolt.as_ref().map(|g| g.nz_fft),
+            stolt_nz: plan.method.stolt().map(|g| g.nz_fft),
             boxes: request.boxes.iter().map(|b| b.len()).collect(),
             members: members.max(1),
             settings,
         }
+    }
+
+    /// What a run of this shape holds on the device besides its band (see [`memory::DeviceItems`]).
+    pub(crate) fn device_items(&self, plan: &Plan) -> Result<memory::DeviceItems> {
+        let products: u64 = self.boxes.iter().map(|&n| n as u64 * 4).sum::<u64>() * self.members as u64;
+        let launch_levels = self.launch_sizes.iter().copied().max().unwrap_or(1);
+        memory::DeviceItems::new(plan, products, self.members, self.settings.ranks.max(1), RING, launch_levels)
     }
 }
 
@@ -123,57 +130,14 @@ impl RunBuffers {
         let (nk, nw) = (plan.nk(), plan.n_omega());
         let chunk_traces = shape.chunk_traces;
         let bins = pt / 2 + 1;
-        let plane = (nk * 8) as u64;
-
-        // What does not depend on the band: ingest buffers, products, tables; and the method's planes.
-        let products_bytes: u64 = shape.boxes.iter().map(|&n| n as u64 * 4).sum::<u64>() * shape.members as u64;
         let ranks = shape.settings.ranks.max(1);
-        let mut common = vec![
-            ("ingest ring", (RING * chunk_traces * (pt * 4 + bins * 8)) as u64),
-            (if shape.members > 1 { "products of every scan member" } else { "products" }, products_bytes),
-            ("tables", (nk * 8 + nw * 32) as u64),
-        ];
-        if ranks > 1 {
-            common.push(("rank exchange", (chunk_traces * (nw + ranks * shape.frequencies.len()) * 8) as u64));
-        }
-        let (planes_name, max_slots, banded) = match plan.method {
-            Method::PhaseShift => {
-                let staging = (chunk_traces * shape.frequencies.len() * 8) as u64;
-                (
-                    "k-domain images",
-                    shape.launch_sizes.iter().copied().max().unwrap_or(1),
-                    Ok(("ingest staging", staging)),
-                )
-            }
-            Method::Stolt => {
-                let grid = plan.stolt.as_ref().ok_or_else(|| Error::Request("a Stolt plan has no kz grid".into()))?;
-                if grid.nz_fft <= plan.last_level() {
-                    return Err(Error::Request(format!(
-                        "the Stolt kz grid ({} samples) is shorter than the deepest level ({})",
-                        grid.nz_fft,
-                        plan.last_level()
-                    )));
-                }
-                ("kz lines", grid.nz_fft, Err("Stolt needs every frequency of a wavenumber at once"))
-            }
-            Method::SplitStep => {
-                let staging = (chunk_traces * shape.frequencies.len() * 8) as u64;
-                ("level image", 1, Ok(("ingest staging", staging)))
-            }
-        };
-        let fixed = |slots: usize| {
-            let mut items = common.clone();
-            items.push((planes_name, slots as u64 * plane));
-            Budget { items }
-        };
-        let needs = Needs { per_frequency: plane, scan_copy: shape.members > 1, fixed: &fixed, max_slots, banded };
+        let items = shape.device_items(plan)?;
         let available = dev.available_memory(shape.settings.memory_limit)?;
         // cuFFT's work area is known only once the plans exist, and the plans depend on the bands: plan the
         // memory, make the plans, and if their work area does not fit, plan again with that much set aside.
         let mut reserve = 0u64;
         let (layout, r2c, planes_ffts, kz, work_bytes) = loop {
-            let layout =
-                memory::plan(plan.frequencies.clone(), &needs, available.saturating_sub(reserve), &dev.gpu.info.name)?;
+            let layout = items.plan(plan.frequencies.clone(), available.saturating_sub(reserve), &dev.gpu.info.name)?;
             let t = std::time::Instant::now();
             let (r2c, planes_ffts, kz) =
                 make_ffts(plan, &layout.bands, &capped_launches(plan, layout.slots), chunk_traces)?;
@@ -209,9 +173,9 @@ impl RunBuffers {
                 memory::gib(work_bytes)
             );
         }
-        let plane_count = match plan.method {
+        let plane_count = match plan.method.kind() {
             Method::PhaseShift => capped_launches(plan, layout.slots).into_iter().max().unwrap_or(1),
-            Method::Stolt => plan.stolt.as_ref().map_or(1, |g| g.nz_fft),
+            Method::Stolt => plan.method.stolt().map_or(1, |g| g.nz_fft),
             Method::SplitStep => 1,
         };
         let allocating = std::time::Instant::now();
@@ -296,7 +260,7 @@ fn make_ffts(
     let r2c =
         fft::Plan::new(fft::Kind::R2C, &Layout::contiguous(&[pt as i64], pt as i64, bins as i64, chunk_traces as i64))?;
     let mut batches: Vec<usize> = bands.ranges.iter().map(|r| r.len()).collect();
-    match plan.method {
+    match plan.method.kind() {
         Method::PhaseShift => batches.extend(launch_sizes),
         Method::Stolt => batches.push(plan.last_level() + 1),
         Method::SplitStep => {}
@@ -310,7 +274,7 @@ fn make_ffts(
             )?);
         }
     }
-    let kz = match &plan.stolt {
+    let kz = match plan.method.stolt() {
         Some(grid) => {
             let n = grid.nz_fft as i64;
             let layout = Layout {

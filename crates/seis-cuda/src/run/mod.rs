@@ -58,10 +58,15 @@ pub enum Finish {
     Keep,
 }
 
+/// The most levels a phase-shift launch of `plan` images at once (1 when it has no level).
+pub(crate) fn largest_launch(plan: &Plan) -> usize {
+    phase_shift::launches(plan, usize::MAX).iter().map(|b| b.slot_levels.len()).max().unwrap_or(1)
+}
+
 impl RunShape {
     /// The shape of a run of `plan` and `request` by `members` migrations of a velocity scan (1: once).
     pub fn of(plan: &Plan, request: &ImageRequest, members: usize, settings: RunSettings) -> Self {
-        let launch_sizes = match plan.method {
+        let launch_sizes = match plan.method.kind() {
             Method::PhaseShift => phase_shift::launches(plan, usize::MAX).iter().map(|b| b.slot_levels.len()).collect(),
             _ => Vec::new(),
         };
@@ -128,7 +133,7 @@ impl Run<'_> {
                     self.keep_or_restore_band(band, member)?;
                 }
                 self.handover.begin_member(member, last_band && hand, &self.buffers);
-                match m.plan.method {
+                match m.plan.method.kind() {
                     Method::PhaseShift => self.phase_shift(band, m.plan, ctx)?,
                     Method::Stolt => self.stolt(m.plan, ctx)?,
                     Method::SplitStep => self.split_step(band, m.plan, m.velocity, ctx)?,

@@ -19,7 +19,7 @@ impl Run<'_> {
     pub(super) fn stolt(&self, plan: &Plan, ctx: &RunContext) -> Result<()> {
         let dev = self.dev;
         let nw = plan.n_omega();
-        let grid = plan.stolt.as_ref().expect("checked by RunBuffers::new");
+        let grid = plan.method.stolt().expect("checked by RunBuffers::new");
         let (max, rolloff) = dip_args(plan);
         ctx.progress.begin("stolt", plan.levels.len() as u64);
         // Centre the record on t = 0 (see seis-imaging stolt.rs): every plane times exp(+iω t_c).

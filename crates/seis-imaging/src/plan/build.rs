@@ -4,10 +4,11 @@
 use std::ops::Range;
 
 use super::depth::{image_geometry, record_reach};
-use super::{Band, Level, Plan, StoltGrid};
+use super::{Band, Level, Plan};
 use crate::bands::Share;
+use crate::method::MethodPlan;
 use crate::request::ImageRequest;
-use crate::window::{fast_len, NonFinite, WindowParams, WindowPlan};
+use crate::window::{NonFinite, WindowParams, WindowPlan};
 use crate::{ImagingParams, Method};
 use seis_core::error::{Error, Result};
 use seis_core::volume::Geometry;
@@ -59,14 +60,14 @@ impl Plan {
         let dt = input.samples.step / 1000.0;
         let (band, fmax) = frequency_band(params, input, dt, padded[2], &mut warnings)?;
         warn_of_aliasing(dz, fmax, velocity, bin_size, dip_limit, &mut warnings);
-        let stolt = (params.method == Method::Stolt).then(|| stolt_grid(params, velocity, input, dt, padded[2], last));
-        let blocks = level_blocks(params, band, levels.len())?;
+        let method = MethodPlan::new(params, velocity, input, dt, padded[2], last);
+        let blocks = level_blocks(params, &method, band, levels.len())?;
 
         let trace_bytes = shape[1] * shape[2] * 4;
         let ingest_inlines = (INGEST_CHUNK_BYTES / trace_bytes.max(1)).clamp(1, shape[0]);
 
         Ok(Plan {
-            method: params.method,
+            method,
             input: input.clone(),
             dt,
             t0: input.samples.origin / 1000.0,
@@ -81,7 +82,6 @@ impl Plan {
             step_velocity,
             blocks,
             dip_limit,
-            stolt,
             lateral_velocity: velocity.varies_laterally(),
             ingest_inlines,
             nonfinite: NonFinite::Zero,
@@ -171,35 +171,12 @@ fn warn_of_aliasing(
     }
 }
 
-/// Stolt's kz grid for a time FFT of `nt_pad` samples of `dt` seconds, imaging down to level `last`; the
-/// velocity was checked constant.
-fn stolt_grid(
-    params: &ImagingParams,
-    velocity: &VelocityModel,
-    input: &Geometry,
-    dt: f64,
-    nt_pad: usize,
-    last: usize,
-) -> StoltGrid {
-    let dz = params.dz;
-    let v = velocity.constant_velocity().expect("checked above");
-    let depth_period = 0.5 * v * nt_pad as f64 * dt;
-    let nz_fft = fast_len(((depth_period / dz).ceil() as usize).max(last + 1), false);
-    StoltGrid {
-        velocity: v,
-        nz_fft,
-        dkz: std::f64::consts::TAU / (nz_fft as f64 * dz),
-        interpolation: params.stolt_interpolation,
-        time_centre: input.samples.origin / 1000.0 + 0.5 * (input.shape()[2] - 1) as f64 * dt,
-    }
-}
-
 /// The ranges of `n_levels` imaged levels imaged together.
-fn level_blocks(params: &ImagingParams, band: Band, n_levels: usize) -> Result<Vec<Range<usize>>> {
+fn level_blocks(params: &ImagingParams, method: &MethodPlan, band: Band, n_levels: usize) -> Result<Vec<Range<usize>>> {
     let per_block = match params.levels_per_block {
         Some(0) => return Err(Error::at_key("imaging.levels_per_block", "levels_per_block must be at least 1")),
-        // Split-step images in space, level by level: it holds no k-domain images.
-        _ if params.method == Method::SplitStep => n_levels,
+        // A method that images in space, level by level, holds no k-domain images.
+        _ if !method.rules().k_images() => n_levels,
         Some(n) => n,
         // Half the spectrum's size: a block of k-domain images of nk values each.
         None => (band.len / 2).max(1),
@@ -210,18 +187,8 @@ fn level_blocks(params: &ImagingParams, band: Band, n_levels: usize) -> Result<V
 /// Refuse a method the velocity model cannot serve.
 fn check_velocity(method: Method, velocity: &VelocityModel, input: &Geometry) -> Result<()> {
     velocity.check_grid(input)?;
-    let message = match method {
-        Method::Stolt if velocity.constant_velocity().is_none() => format!(
-            "the stolt method needs a constant velocity, and the model is a {}: use phase-shift for v(z) or \
-             split-step for v(x, y, z)",
-            velocity.describe()
-        ),
-        Method::PhaseShift if velocity.varies_laterally() => format!(
-            "the phase-shift method needs a velocity that depends on depth only, and the model ({}) varies \
-             laterally: use split-step",
-            velocity.describe()
-        ),
-        _ => return Ok(()),
+    let Some(message) = method.velocity_refusal(velocity) else {
+        return Ok(());
     };
     // The method is blamed where the job sets it; else the kind of velocity the job gives.
     Err(Error::at_key("imaging.method", message).or_key("velocity.kind"))

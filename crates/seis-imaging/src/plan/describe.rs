@@ -12,7 +12,7 @@ impl Plan {
         let (f0, f1) = self.band_hz();
         let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
         let mut lines = vec![
-            format!("method: {}", self.method.name()),
+            format!("method: {}", self.method.kind().name()),
             format!(
                 "input: {ni} × {nx} traces × {nt} samples of {} ms; bins {:.2} × {:.2} m",
                 self.input.samples.step, self.bin[0], self.bin[1]
@@ -44,23 +44,13 @@ impl Plan {
         if let Some(d) = self.dip_limit {
             lines.push(format!("dip limit: {:.1}° (cosine roll-off over the last 5°)", d.to_degrees()));
         }
-        if let Some(s) = &self.stolt {
-            lines.push(format!(
-                "stolt: {} m/s, {} interpolation, {} kz samples (image period {} m)",
-                s.velocity,
-                format!("{:?}", s.interpolation).to_lowercase(),
-                s.nz_fft,
-                s.nz_fft as f64 * self.depth.step
-            ));
-        }
+        lines.extend(self.method.rules().describe(self));
         lines.push(format!(
-            "memory: host ≈ {:.1} MiB (spectrum {:.1} MiB, k-image block {:.1} MiB, requested image {:.1} MiB), \
-             device ≈ {:.1} MiB",
+            "memory: host ≈ {:.1} MiB (spectrum {:.1} MiB, k-image block {:.1} MiB, requested image {:.1} MiB)",
             mib(self.host_memory_bytes()),
             mib(self.spectrum_bytes()),
             mib(self.block_bytes()),
-            mib(self.request_values as u64 * 4),
-            mib(self.device_memory_bytes())
+            mib(self.request_values as u64 * 4)
         ));
         lines
     }

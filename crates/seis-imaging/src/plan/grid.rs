@@ -7,19 +7,18 @@ use super::{Plan, Segment};
 use crate::bands::Share;
 use crate::formulas::{angular_frequency, imaging_weight, wavenumber};
 use crate::request::ImageRequest;
-use crate::Method;
 use seis_core::error::{Error, Result};
 use seis_core::volume::Geometry;
 
 impl Plan {
-    /// Migrate only `share` of the frequencies (see [`crate::bands`]). Stolt, which needs every frequency
-    /// of a wavenumber at once, does not split: its first share migrates them all and the others none, which
+    /// Migrate only `share` of the frequencies (see [`crate::bands`]). A method that needs every frequency
+    /// of a wavenumber at once (Stolt) does not split: its first share migrates them all and the others none, which
     /// the plan's warnings say.
     pub fn restrict_to(&mut self, share: Share) {
         self.share = share;
         self.frequencies = self.share_frequencies(share);
         if let Some(note) = self.share_note() {
-            if self.method == Method::Stolt || self.frequencies.is_empty() {
+            if self.method.rules().whole_spectrum().is_some() || self.frequencies.is_empty() {
                 self.warnings.push(note);
             }
         }
@@ -31,16 +30,13 @@ impl Plan {
         if share.is_whole() {
             return None;
         }
-        Some(match (self.method, self.frequencies.is_empty()) {
-            (Method::Stolt, false) => format!(
-                "share {share}: Stolt needs every frequency of a wavenumber at once, so this share migrates all \
-                 {n} frequencies and the other shares none"
-            ),
-            (Method::Stolt, true) => format!(
-                "share {share}: Stolt needs every frequency of a wavenumber at once; share 1/{} migrates them all, \
-                 this one none",
-                share.count
-            ),
+        Some(match (self.method.rules().whole_spectrum(), self.frequencies.is_empty()) {
+            (Some(why), false) => {
+                format!("share {share}: {why}, so this share migrates all {n} frequencies and the other shares none")
+            }
+            (Some(why), true) => {
+                format!("share {share}: {why}; share 1/{} migrates them all, this one none", share.count)
+            }
             (_, true) => format!("share {share}: no frequency (more shares than the {n} frequencies)"),
             (_, false) => {
                 let df = 1.0 / (self.padded[2] as f64 * self.dt);
@@ -59,10 +55,10 @@ impl Plan {
     /// The frequencies (indices into the band) that `share` migrates (see [`Plan::restrict_to`]).
     pub fn share_frequencies(&self, share: Share) -> Range<usize> {
         let n = self.band.len;
-        match self.method {
-            Method::Stolt if share.index == 0 => 0..n,
-            Method::Stolt => n..n,
-            _ => share.range(n),
+        match self.method.rules().whole_spectrum() {
+            Some(_) if share.index == 0 => 0..n,
+            Some(_) => n..n,
+            None => share.range(n),
         }
     }
 

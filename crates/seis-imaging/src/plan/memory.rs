@@ -1,8 +1,7 @@
-//! What following a plan costs in memory, on the host and on a device: checked against the machine before a
-//! run starts, and reported by `validate`.
+//! What following a plan costs in host memory: checked against the machine before a run starts, and
+//! reported by `validate`. A GPU engine plans its device memory from these parts (seis-cuda `memory.rs`).
 
 use super::Plan;
-use crate::Method;
 
 impl Plan {
     /// Bytes of the padded spectrum of this plan's share of the frequencies.
@@ -12,16 +11,15 @@ impl Plan {
 
     /// Bytes of the k-domain images of one block (phase shift and Stolt).
     pub(super) fn block_bytes(&self) -> u64 {
-        match self.method {
-            Method::SplitStep => 0,
-            _ => (self.blocks.iter().map(|b| b.len()).max().unwrap_or(0) * self.nk() * 8) as u64,
+        if !self.method.rules().k_images() {
+            return 0;
         }
+        (self.blocks.iter().map(|b| b.len()).max().unwrap_or(0) * self.nk() * 8) as u64
     }
 
-    /// Bytes of the per-step velocity arrays: the 3-D model itself and split-step's slowness and lens slices.
+    /// Bytes of the per-step velocity arrays: the 3-D model itself and what the method holds of it per step.
     fn velocity_bytes(&self) -> u64 {
-        let slices = if self.method == Method::SplitStep { self.input.n_traces() * 4 + self.nk() * 4 } else { 0 };
-        (self.velocity_values * 4 + slices) as u64
+        (self.velocity_values * 4) as u64 + self.method.rules().lateral_bytes(self)
     }
 
     /// Bytes of the requested boxes of one migration (each member of a velocity scan fills its own).
@@ -55,14 +53,5 @@ impl Plan {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
         let per_thread = (2 * self.nk() * 8 + self.padded[2] * 8) as u64;
         chunk + self.block_bytes() + self.request_values as u64 * 4 + self.velocity_bytes() + threads * per_thread
-    }
-
-    /// Device memory of an engine that follows this plan on a GPU: the padded spectrum, one ingest chunk as
-    /// padded real traces and their half spectra, one block of k-domain images, the requested image and the
-    /// velocity arrays. cuFFT's work areas come on top (they are about one batch of planes).
-    pub fn device_memory_bytes(&self) -> u64 {
-        let chunk_traces = (self.ingest_inlines * self.input.shape()[1]) as u64;
-        let r2c = chunk_traces * (self.padded[2] as u64 * 4 + (self.padded[2] as u64 / 2 + 1) * 8);
-        self.spectrum_bytes() + r2c + self.block_bytes() + self.request_values as u64 * 4 + self.velocity_bytes()
     }
 }

@@ -5,7 +5,7 @@
 //! So for each lateral wavenumber the spectrum is resampled on a regular kz grid (the remap, with the
 //! Jacobian), and one inverse FFT over kz gives every depth at once. The spectrum is sampled in ω only, so
 //! the remap interpolates between frequency samples: with an 8-point windowed sinc by default, or linearly
-//! (see [`super::StoltInterpolation`]). The interpolated sequence is first shifted in time to centre the
+//! (see [`crate::StoltInterpolation`]). The interpolated sequence is first shifted in time to centre the
 //! record on t = 0 (a phase ramp in ω), which keeps it smooth between samples.
 //!
 //! The kz sum is discrete with period `nz_fft · dz` in depth; kz values beyond the grid's Nyquist wrap, as
@@ -18,13 +18,103 @@ use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
 use rustfft::FftPlanner;
 
-use super::formulas::{dip_weight, interpolation_taps, stolt_obliquity, stolt_source_frequency, STOLT_REACH};
-use super::image::{image_block, ImageAssembly, KImages};
-use super::plan::StoltGrid;
-use super::spectrum::{Fft2, Spectrum};
-use super::Plan;
+use super::MethodRules;
+use crate::formulas::{dip_weight, interpolation_taps, stolt_obliquity, stolt_source_frequency, STOLT_REACH};
+use crate::image::{image_block, ImageAssembly, KImages};
+use crate::spectrum::{Fft2, Spectrum};
+use crate::window::fast_len;
+use crate::{ImagingParams, Plan, StoltInterpolation};
 use seis_core::context::RunContext;
 use seis_core::error::Result;
+use seis_core::volume::Geometry;
+use seis_velocity::VelocityModel;
+
+/// Stolt's vertical-wavenumber grid.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StoltGrid {
+    /// The constant medium velocity (m/s).
+    pub velocity: f64,
+    /// Length of the inverse FFT over kz; the image repeats every `nz_fft · dz` metres.
+    pub nz_fft: usize,
+    /// kz sample interval (rad/m): `2π / (nz_fft · dz)`.
+    pub dkz: f64,
+    pub interpolation: StoltInterpolation,
+    /// Centre of the input's time span (s). The spectrum is interpolated after a shift of this much towards
+    /// t = 0, where the interpolation kernels are most accurate.
+    pub time_centre: f64,
+}
+
+/// Stolt's kz grid for a time FFT of `nt_pad` samples of `dt` seconds, imaging down to level `last`; the
+/// velocity was checked constant ([`velocity_refusal`]).
+pub(crate) fn grid(
+    params: &ImagingParams,
+    velocity: &VelocityModel,
+    input: &Geometry,
+    dt: f64,
+    nt_pad: usize,
+    last: usize,
+) -> StoltGrid {
+    let dz = params.dz;
+    let v = velocity.constant_velocity().expect("checked by velocity_refusal");
+    let depth_period = 0.5 * v * nt_pad as f64 * dt;
+    let nz_fft = fast_len(((depth_period / dz).ceil() as usize).max(last + 1), false);
+    StoltGrid {
+        velocity: v,
+        nz_fft,
+        dkz: std::f64::consts::TAU / (nz_fft as f64 * dz),
+        interpolation: params.stolt_interpolation,
+        time_centre: input.samples.origin / 1000.0 + 0.5 * (input.shape()[2] - 1) as f64 * dt,
+    }
+}
+
+/// Stolt needs one velocity everywhere.
+pub(crate) fn velocity_refusal(velocity: &VelocityModel) -> Option<String> {
+    velocity.constant_velocity().is_none().then(|| {
+        format!(
+            "the stolt method needs a constant velocity, and the model is a {}: use phase-shift for v(z) or \
+             split-step for v(x, y, z)",
+            velocity.describe()
+        )
+    })
+}
+
+impl MethodRules for StoltGrid {
+    fn whole_spectrum(&self) -> Option<&'static str> {
+        Some("Stolt needs every frequency of a wavenumber at once")
+    }
+
+    /// The remap reads the spectrum only.
+    fn changes_spectrum(&self) -> bool {
+        false
+    }
+
+    fn describe(&self, plan: &Plan) -> Option<String> {
+        Some(format!(
+            "stolt: {} m/s, {} interpolation, {} kz samples (image period {} m)",
+            self.velocity,
+            format!("{:?}", self.interpolation).to_lowercase(),
+            self.nz_fft,
+            self.nz_fft as f64 * plan.depth.step
+        ))
+    }
+
+    /// One kz line per lateral wavenumber.
+    fn device_planes(&self, _plan: &Plan, _launch_levels: usize) -> (&'static str, usize) {
+        ("kz lines", self.nz_fft)
+    }
+
+    fn migrate(
+        &self,
+        spectrum: &mut Spectrum,
+        plan: &Plan,
+        _velocity: &VelocityModel,
+        fft2: &Fft2,
+        asm: &mut ImageAssembly<'_>,
+        ctx: &RunContext,
+    ) -> Result<()> {
+        migrate(self, spectrum, plan, fft2, asm, ctx)
+    }
+}
 
 /// What the remap needs to know about the frequency samples of a column.
 #[derive(Clone, Copy, Debug)]
@@ -78,13 +168,13 @@ pub fn remap_column(
 }
 
 pub fn migrate(
+    grid: &StoltGrid,
     spectrum: &Spectrum,
     plan: &Plan,
     fft2: &Fft2,
     asm: &mut ImageAssembly<'_>,
     ctx: &RunContext,
 ) -> Result<()> {
-    let grid = plan.stolt.as_ref().expect("a Stolt plan has a kz grid");
     let (nk, nw) = (plan.nk(), plan.n_omega());
     // Stolt takes the band whole (see Plan::restrict_to).
     assert_eq!((spectrum.first, spectrum.data.len()), (0, nw * nk), "Stolt needs every frequency at once");
@@ -136,7 +226,6 @@ pub fn migrate(
 mod tests {
     use super::*;
     use crate::formulas::{kz_squared, phase_factor};
-    use crate::StoltInterpolation;
 
     /// For a column that is a single time spike (so its spectrum is known in closed form at any ω), the
     /// remap followed by a naive inverse DFT over kz equals the phase-shift sum over the same frequencies.

@@ -15,13 +15,44 @@
 use num_complex::Complex32;
 use rayon::prelude::*;
 
-use super::formulas::{dip_weight, phase_factor, thin_lens};
-use super::image::ImageAssembly;
-use super::spectrum::{Fft2, Fft2Scratch, Spectrum};
-use super::Plan;
+use super::MethodRules;
+use crate::formulas::{dip_weight, phase_factor, thin_lens};
+use crate::image::ImageAssembly;
+use crate::spectrum::{Fft2, Fft2Scratch, Spectrum};
+use crate::Plan;
 use seis_core::context::RunContext;
 use seis_core::error::Result;
 use seis_velocity::VelocityModel;
+
+/// Split-step migrates through any velocity model and images in space, level by level.
+pub struct SplitStep;
+
+impl MethodRules for SplitStep {
+    fn k_images(&self) -> bool {
+        false
+    }
+
+    /// One slowness slice of the input's traces and one lens over the padded plane.
+    fn lateral_bytes(&self, plan: &Plan) -> u64 {
+        (plan.input.n_traces() * 4 + plan.nk() * 4) as u64
+    }
+
+    fn device_planes(&self, _plan: &Plan, _launch_levels: usize) -> (&'static str, usize) {
+        ("level image", 1)
+    }
+
+    fn migrate(
+        &self,
+        spectrum: &mut Spectrum,
+        plan: &Plan,
+        velocity: &VelocityModel,
+        fft2: &Fft2,
+        asm: &mut ImageAssembly<'_>,
+        ctx: &RunContext,
+    ) -> Result<()> {
+        migrate(spectrum, plan, velocity, fft2, asm, ctx)
+    }
+}
 
 /// Continue one frequency plane (in space at the top of the step) down one step and return it to space:
 /// FFT2, reference phase shift (with the evanescent cut and the dip filter), inverse FFT2 with its

@@ -2,9 +2,9 @@
 //!
 //! After the forward transforms every (ω, k) component of the recorded field is a plane wave that travels
 //! down independently: across a stretch of constant velocity it only turns by `exp(i kz Δz)`
-//! ([`super::formulas::phase_factor`]). So there is no FFT inside the depth loop: each component is carried
+//! ([`crate::formulas::phase_factor`]). So there is no FFT inside the depth loop: each component is carried
 //! down once, and at every imaged level its weighted value is added to that level's k-domain image; one
-//! inverse 2-D FFT per imaged level then gives the image ([`super::image::image_block`]).
+//! inverse 2-D FFT per imaged level then gives the image ([`crate::image::image_block`]).
 //!
 //! Work is parallel over chunks of wavenumbers. A task holds one frequency's chunk of components (in `f64`)
 //! for a whole block of levels and writes it back once. The factors of a stretch are computed once and
@@ -16,13 +16,47 @@
 use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
 
-use super::formulas::{dip_weight, phase_factor};
-use super::image::{image_block, ImageAssembly, KImages, K_CHUNK};
-use super::plan::{Level, Segment};
-use super::spectrum::{Fft2, Spectrum};
-use super::Plan;
+use super::MethodRules;
+use crate::formulas::{dip_weight, phase_factor};
+use crate::image::{image_block, ImageAssembly, KImages, K_CHUNK};
+use crate::plan::{Level, Segment};
+use crate::spectrum::{Fft2, Spectrum};
+use crate::Plan;
 use seis_core::context::RunContext;
 use seis_core::error::Result;
+use seis_velocity::VelocityModel;
+
+/// Phase shift plans nothing of its own: the plan's blocks and segments are all it follows.
+pub struct PhaseShift;
+
+impl MethodRules for PhaseShift {
+    fn device_planes(&self, _plan: &Plan, launch_levels: usize) -> (&'static str, usize) {
+        ("k-domain images", launch_levels)
+    }
+
+    fn migrate(
+        &self,
+        spectrum: &mut Spectrum,
+        plan: &Plan,
+        _velocity: &VelocityModel,
+        fft2: &Fft2,
+        asm: &mut ImageAssembly<'_>,
+        ctx: &RunContext,
+    ) -> Result<()> {
+        migrate(spectrum, plan, fft2, asm, ctx)
+    }
+}
+
+/// Phase shift continues with one velocity per depth step: it refuses a model that varies laterally.
+pub(crate) fn velocity_refusal(velocity: &VelocityModel) -> Option<String> {
+    velocity.varies_laterally().then(|| {
+        format!(
+            "the phase-shift method needs a velocity that depends on depth only, and the model ({}) varies \
+             laterally: use split-step",
+            velocity.describe()
+        )
+    })
+}
 
 /// Per-task buffers: the field and the current stretch's factors of one chunk, in `f64`.
 #[derive(Default)]
