@@ -45,6 +45,7 @@ mod segy_interop;
 mod segy_roundtrip;
 mod su_input;
 mod time_products;
+mod velocity_cards;
 mod velocity_forms;
 mod velocity_scan;
 mod velocity_units;
