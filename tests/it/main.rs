@@ -23,6 +23,7 @@ mod gpu_kernels;
 mod gpu_parity;
 mod hdf5_interop;
 mod hdf5_io;
+mod headers_range;
 mod imaging_attributes;
 mod imaging_bands;
 mod imaging_cancel;
