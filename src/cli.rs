@@ -49,7 +49,8 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Describe a SEG-Y, Seismic Unix or HDF5 volume: format, geometry, sample axis, coordinates, amplitudes; or show a
-    /// SEG-Y file's headers as stored (--raw-headers, --trace N), grid or not.
+    /// SEG-Y file's headers as stored (--raw-headers, --trace N), grid or not, or the range of every trace
+    /// header field over the file (--headers-range).
     Info(InfoArgs),
     /// Convert between SEG-Y, HDF5 and NPY (and from Seismic Unix), optionally cutting a box.
     Convert(ConvertArgs),
@@ -122,6 +123,11 @@ pub struct InfoArgs {
     /// grid (shot gathers, files that keep their line numbers at other bytes), to find where they keep what.
     #[arg(long, conflicts_with = "json")]
     pub raw_headers: bool,
+    /// SEG-Y or SU: survey every numeric trace header field over the whole file, as Seismic Unix's surange
+    /// does: its bytes, name, smallest and largest value and how many distinct values it takes (counted up to
+    /// 1000), for the fields that are not zero on every trace. A table, or JSON with --json.
+    #[arg(long, conflicts_with_all = ["raw_headers", "trace", "text_header"])]
+    pub headers_range: bool,
     /// With --raw-headers (which it implies): the trace whose header to show, 1-based in file order.
     #[arg(long, value_name = "N", conflicts_with = "json")]
     pub trace: Option<usize>,

@@ -15,7 +15,7 @@ const LINE: usize = 76;
 pub fn segy_text_lines(job: &Job, provenance: &Provenance, crs: Option<&Crs>) -> Vec<String> {
     let c = &job.config;
     let v = &c.velocity;
-    let mut form = format!("VELOCITY FORM: {} OF {} VELOCITY", word(&v.kind), v.velocity_type.name());
+    let mut form = format!("VELOCITY FORM: {} OF {} VELOCITY", word(&v.kind), v.velocity_type().name());
     if let Some(domain) = v.domain {
         form.push_str(&format!(" IN {}", word(&domain)));
     }

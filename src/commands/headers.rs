@@ -13,7 +13,7 @@ use seisimage::io::segy::{ByteOrder, HeaderLocations, SegyFile, SegyLayout};
 
 /// How a field's bytes read.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(super) enum Kind {
     I16,
     U16,
     I32,
@@ -25,7 +25,7 @@ enum Kind {
 }
 
 /// A header field: its first byte (1-based, in the header), its length, how it reads, and its name.
-type Field = (usize, usize, Kind, &'static str);
+pub(super) type Field = (usize, usize, Kind, &'static str);
 
 /// The binary file header, bytes 3201-3600 of the file.
 const BINARY: &[Field] = &[
@@ -76,7 +76,7 @@ const BINARY: &[Field] = &[
 ];
 
 /// The 240-byte trace header.
-const TRACE: &[Field] = &[
+pub(super) const TRACE: &[Field] = &[
     (1, 4, Kind::I32, "trace sequence number within line"),
     (5, 4, Kind::I32, "trace sequence number within file"),
     (9, 4, Kind::I32, "original field record number"),

@@ -14,6 +14,9 @@ pub fn run(args: &InfoArgs, reporting: Reporting) -> anyhow::Result<()> {
     if args.raw_headers || args.trace.is_some() {
         return raw_headers(args, format);
     }
+    if args.headers_range {
+        return headers_range(args, format);
+    }
     if format == FileFormat::Npy {
         anyhow::bail!(
             "{}: an NPY array has no axes to describe; `python -c \"import numpy; print(numpy.load(...).shape)\"` tells its shape",
@@ -58,6 +61,29 @@ fn raw_headers(args: &InfoArgs, format: FileFormat) -> anyhow::Result<()> {
     let file = SegyFile::open(&args.file, &options)?;
     super::print(&super::headers::describe(&args.file, &file, &options.locations()?, args.trace.unwrap_or(1))?)?;
     Ok(())
+}
+
+/// `info --headers-range`: every trace header field's range over a SEG-Y or SU file, grid or not.
+fn headers_range(args: &InfoArgs, format: FileFormat) -> anyhow::Result<()> {
+    let options = segy_options(&args.segy);
+    let file = match format {
+        FileFormat::Segy => SegyFile::open(&args.file, &options)?,
+        FileFormat::Su => SegyFile::open_su(&args.file, &options)?,
+        _ => {
+            return Err(seisimage::Error::Request(format!(
+                "{}: --headers-range surveys the trace headers of SEG-Y and SU files; this is {}",
+                args.file.display(),
+                format!("{format:?}").to_uppercase()
+            ))
+            .into())
+        }
+    };
+    let range = super::header_range::survey(&file)?;
+    if args.json {
+        super::println(&serde_json::to_string_pretty(&range)?)
+    } else {
+        super::print(&super::header_range::table(&range, file.layout()))
+    }
 }
 
 /// A SEG-Y file that opens but holds no grid at the header bytes given: say how to look at its headers.

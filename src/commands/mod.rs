@@ -3,6 +3,7 @@
 mod bench;
 mod convert;
 mod devices;
+mod header_range;
 mod headers;
 mod info;
 mod job;

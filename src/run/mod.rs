@@ -20,6 +20,7 @@
 //! prepared while the one before it migrates.
 
 mod batch;
+mod cdps;
 mod checks;
 mod engine;
 mod execute;

@@ -131,7 +131,8 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
         c.velocity.path.as_ref().map(|path| FileRecord { path: path.clone(), stamp: FileStamp::of(path) });
     let planned = || -> Result<_> {
         let t = Instant::now();
-        let loaded = c.velocity.load(&input, bin_size, c.imaging.dz)?;
+        let cdps = |wanted: &std::collections::BTreeSet<i64>| super::cdps::input_cdps(&c.input, wanted);
+        let loaded = c.velocity.load_with(&input, bin_size, c.imaging.dz, Some(&cdps))?;
         tracing::debug!("velocity model loaded in {:.3} s", t.elapsed().as_secs_f64());
         let t = Instant::now();
         let planned = crate::scan::plan_migrations(c, &input, bin_size, loaded.model)?;

@@ -215,14 +215,14 @@ fn by_coordinates(model: &Geometry, seismic: &Geometry) -> Result<(Vec<[f64; 2]>
 }
 
 /// The inverse of a coordinate transform: map coordinates to fractional grid indices.
-struct Inverse {
+pub(crate) struct Inverse {
     origin: [f64; 2],
     /// Rows of the inverse of the 2 × 2 matrix whose columns are `per_iline` and `per_xline`.
     rows: [[f64; 2]; 2],
 }
 
 impl Inverse {
-    fn of(c: &CoordTransform) -> Option<Inverse> {
+    pub(crate) fn of(c: &CoordTransform) -> Option<Inverse> {
         let [a, b] = c.per_iline;
         let [p, q] = c.per_xline;
         // Columns (a, b) and (p, q): det = a q − p b.
@@ -235,7 +235,7 @@ impl Inverse {
         Some(Inverse { origin: c.origin, rows: [[q / det, -p / det], [-b / det, a / det]] })
     }
 
-    fn apply(&self, xy: [f64; 2]) -> [f64; 2] {
+    pub(crate) fn apply(&self, xy: [f64; 2]) -> [f64; 2] {
         let (dx, dy) = (xy[0] - self.origin[0], xy[1] - self.origin[1]);
         [self.rows[0][0] * dx + self.rows[0][1] * dy, self.rows[1][0] * dx + self.rows[1][1] * dy]
     }

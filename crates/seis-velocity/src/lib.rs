@@ -19,6 +19,7 @@
 //! same for every form, so that the plan and the engines never see how the model was given. Its
 //! [`Provenance`] says where it came from, for `validate` and the log.
 
+pub mod cards;
 pub mod columns;
 pub mod convert;
 pub mod cube;
@@ -31,6 +32,7 @@ pub mod units;
 
 use std::path::Path;
 
+pub use cards::{CardFormat, CdpLookup};
 pub use lateral::{Locate, Outside};
 pub use model::{Interpolation, VelocityGrid, VelocityModel, VelocityTable};
 pub use spec::{FunctionSpec, Kind, ScanStep, Velocities, VelocitySpec};
@@ -77,6 +79,11 @@ impl VelocitySpec {
     /// (m): files are read, every form converted to interval velocity in depth, and values checked against
     /// `velocity.range`. Errors name the key (and the file) they concern.
     pub fn load(&self, seismic: &Geometry, bin: [f64; 2], dz: f64) -> Result<Loaded> {
+        self.load_with(seismic, bin, dz, None)
+    }
+
+    /// [`VelocitySpec::load`], with `cdps` to place velocity cards by the seismic's CDP headers.
+    pub fn load_with(&self, seismic: &Geometry, bin: [f64; 2], dz: f64, cdps: Option<CdpLookup>) -> Result<Loaded> {
         match self.kind {
             Kind::Constant => self.load_constant(),
             Kind::Table => {
@@ -105,7 +112,7 @@ impl VelocitySpec {
                 };
                 Ok(Loaded { model: VelocityModel::Table(function.table), provenance })
             }
-            Kind::Functions => self.load_functions(seismic, bin, dz),
+            Kind::Functions => self.load_functions(seismic, bin, dz, cdps),
             Kind::File => {
                 let path = self.path.as_ref().expect("checked: a file has a path");
                 let reader = seis_io::open(path, &self.input).map_err(|e| e.within("velocity.input"))?;
@@ -280,14 +287,17 @@ impl VelocitySpec {
 
     /// Functions at several locations: each converted, then interpolated onto every seismic trace and
     /// sampled every `dz` m (one location is a v(z) table).
-    fn load_functions(&self, seismic: &Geometry, bin: [f64; 2], dz: f64) -> Result<Loaded> {
+    fn load_functions(&self, seismic: &Geometry, bin: [f64; 2], dz: f64, cdps: Option<CdpLookup>) -> Result<Loaded> {
         // Over 100 lines: the checks of the locations against the survey and the conversion of each function
         // share the located functions built at the start.
         let cancel = CancelToken::process();
         let mut steps = Vec::new();
         let mut functions: Vec<((i64, i64), Converted)> = Vec::new();
-        match &self.path {
-            None => {
+        match (&self.path, self.cards()) {
+            (Some(path), Some(format)) => {
+                (functions, steps) = self.card_functions(path, format, seismic, cdps)?;
+            }
+            (None, _) => {
                 check_function_count(self.functions.len(), seismic)
                     .map_err(|m| Error::at_key("velocity.functions", m))?;
                 let times: Vec<&[f64]> =
@@ -311,7 +321,7 @@ impl VelocitySpec {
                 });
                 steps.push(format!("{} at {} locations from the job file", reading.describe(), functions.len()));
             }
-            Some(path) => {
+            (Some(path), None) => {
                 let blame = |m: String| Error::at_key("velocity.path", m);
                 let rows = self.read_text(path, 4, "inline, crossline, time or depth, velocity")?;
                 let located = text::group_by_location(rows).map_err(|m| blame(format!("{}: {m}", path.display())))?;

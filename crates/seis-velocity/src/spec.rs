@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::cards::CardFormat;
 use super::lateral::{Locate, Outside};
 use super::model::Interpolation;
 use super::sanity::{check_range, DEFAULT_RANGE};
@@ -65,9 +66,10 @@ pub struct VelocitySpec {
     /// `functions`: one function per location.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub functions: Vec<FunctionSpec>,
-    /// Interval (default), RMS or average velocity.
-    #[serde(rename = "type", default)]
-    pub velocity_type: VelocityType,
+    /// Interval, RMS or average velocity: interval unless given, RMS for velocity cards
+    /// ([`VelocitySpec::velocity_type`]).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub velocity_type: Option<VelocityType>,
     /// m/s (default), km/s or ft/s.
     #[serde(default)]
     pub unit: VelocityUnit,
@@ -100,6 +102,17 @@ pub struct VelocitySpec {
     /// `file`: how to read it (the reading keys of `[input]`).
     #[serde(default, skip_serializing_if = "is_default")]
     pub input: InputOptions,
+    /// `functions` from a file: columns of numbers (default), or HANDVEL or VELF cards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<CardFormat>,
+    /// Cards: the CDP number at an inline and crossline, `[cdp, iline, xline]`, instead of the seismic's
+    /// CDP headers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdp_origin: Option<[i64; 3]>,
+    /// Cards with `cdp_origin`: how much the CDP number grows from one inline of the seismic to the next and
+    /// from one crossline to the next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdp_step: Option<[i64; 2]>,
 }
 
 /// The most members a velocity scan may have: a scan multiplies the files a job writes and the images it
@@ -215,11 +228,17 @@ fn decimal_name(value: f64, width: usize) -> String {
 }
 
 impl VelocitySpec {
+    /// The type of the velocities: as given, else RMS for velocity cards (their convention) and interval
+    /// for every other form.
+    pub fn velocity_type(&self) -> VelocityType {
+        self.velocity_type.unwrap_or(if self.cards().is_some() { VelocityType::Rms } else { VelocityType::Interval })
+    }
+
     /// How the numbers are to be read; `domain` is the vertical domain once known (from `times` or
     /// `depths`, `velocity.domain`, or the file).
     pub fn reading(&self, domain: VerticalDomain) -> Reading {
         Reading {
-            kind: self.velocity_type,
+            kind: self.velocity_type(),
             unit: self.unit,
             domain,
             depth_unit: self.depth_unit,
@@ -270,11 +289,14 @@ impl VelocitySpec {
             ("locate", self.locate.is_some()),
             ("outside", self.outside.is_some()),
             ("input", !is_default(&self.input)),
+            ("format", self.format.is_some()),
+            ("cdp_origin", self.cdp_origin.is_some()),
+            ("cdp_step", self.cdp_step.is_some()),
         ];
         let allowed: &[&str] = match self.kind {
             Kind::Constant => &["velocity"],
             Kind::Table => &["depths", "times", "velocities", "path"],
-            Kind::Functions => &["functions", "path"],
+            Kind::Functions => &["functions", "path", "format", "cdp_origin", "cdp_step", "locate"],
             Kind::File => &["path", "locate", "outside", "input"],
         };
         if let Some((key, _)) = set.iter().find(|(k, on)| *on && !allowed.contains(k)) {
@@ -344,7 +366,8 @@ impl VelocitySpec {
                 }
             }
         }
-        if self.path.is_some() && self.kind != Kind::File && self.domain.is_none() {
+        self.check_cards()?;
+        if self.path.is_some() && self.kind != Kind::File && self.domain.is_none() && self.cards().is_none() {
             return Err(Error::at_key(
                 "velocity.domain",
                 "say what the first column of the text file is: velocity.domain = \"time\" (two-way time in ms) or \
@@ -354,14 +377,14 @@ impl VelocitySpec {
         }
         self.check_time_unit()?;
         if let Some(i) = self.interpolation {
-            if self.velocity_type != VelocityType::Interval {
+            if self.velocity_type() != VelocityType::Interval {
                 return Err(Error::at_key(
                     "velocity.interpolation",
                     format!(
                         "interpolation = \"{}\" applies to interval velocities; {} velocities convert to layers of \
                          constant interval velocity between the picks",
                         format!("{i:?}").to_lowercase(),
-                        self.velocity_type.name()
+                        self.velocity_type().name()
                     ),
                 ));
             }
@@ -498,7 +521,7 @@ mod tests {
         assert_eq!(s.scan(), vec![ScanStep::Constant(1800.0), ScanStep::Constant(2000.0)]);
         let s = spec("kind = \"table\"\ntimes = [0, 1000]\nvelocities = [1500, 2000]\ntype = \"rms\"");
         s.check().unwrap();
-        assert_eq!(s.velocity_type, VelocityType::Rms);
+        assert_eq!(s.velocity_type(), VelocityType::Rms);
         spec("kind = \"table\"\npath = \"v.txt\"\ndomain = \"time\"").check().unwrap();
         let s = spec(
             "kind = \"functions\"\n[[velocity.functions]]\niline = 1\nxline = 2\ndepths = [0]\nvelocities = [1500]",

@@ -12,6 +12,7 @@
 
 pub mod binary;
 pub mod byte_order;
+pub mod cdps;
 pub mod file;
 pub mod geometry;
 pub mod layout;
