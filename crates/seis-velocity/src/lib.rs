@@ -22,6 +22,7 @@
 pub mod columns;
 pub mod convert;
 pub mod cube;
+pub mod dix;
 pub mod lateral;
 pub mod model;
 pub mod sanity;
