@@ -46,6 +46,7 @@ mod segy_roundtrip;
 mod su_input;
 mod time_products;
 mod velocity_forms;
+mod velocity_plot;
 mod velocity_product;
 mod velocity_scan;
 mod velocity_units;
