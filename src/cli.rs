@@ -103,6 +103,28 @@ pub struct SegyArgs {
     /// Sample interval (ms; m for depth) to read with instead of the headers', for files without a usable one.
     #[arg(long, value_name = "INTERVAL")]
     pub sample_interval: Option<f64>,
+    /// The trace axis of a SEG-Y or SU file: depth for files that keep depths in the time fields (Petrel
+    /// and other software write a depth volume's 10 m as a "10000 µs" interval), time to read a file
+    /// seisimage marked depth as time. A job's velocity cube says the same with velocity.domain.
+    #[arg(long, value_name = "DOMAIN", value_parser = parse_domain)]
+    pub domain: Option<seisimage::volume::Domain>,
+}
+
+/// What `plot` draws the values of a volume as.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum PlotQuantity {
+    /// Amplitudes: a symmetric clip at a percentile of |value|.
+    Amplitude,
+    /// Velocity in m/s: the smallest to the largest value.
+    Velocity,
+}
+
+fn parse_domain(s: &str) -> Result<seisimage::volume::Domain, String> {
+    match s {
+        "time" => Ok(seisimage::volume::Domain::Time),
+        "depth" => Ok(seisimage::volume::Domain::Depth),
+        _ => Err(format!("expected time or depth, got {s:?}")),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -254,6 +276,7 @@ pub struct ReduceArgs {
 seisimage plot data/f3.sgy --inline 122 -o inline_122.png\n  \
 seisimage plot data/f3.sgy --time 200 -o t200.png            # a map view, north up from the coordinates\n  \
 seisimage plot out/demo/roi_centre.h5 --crossline 884 --display va -o va.png\n  \
+seisimage plot petrel_vint.sgy --domain depth --quantity velocity --inline 122 -o v.png\n  \
 seisimage plot in.sgy --inline 120 --attribute envelope --agc 250 -o env.png\n\n\
 The options are those of a job's [output.render] table (docs/rendering.md shows each with a picture); the \
 picture's sidecar (.json beside it) records its axes, clip and notes."
@@ -276,6 +299,11 @@ pub struct PlotArgs {
     /// The picture (PNG); its sidecar is written beside it with the extension .json.
     #[arg(short, long, value_name = "PNG")]
     pub output: std::path::PathBuf,
+    /// What the volume's values are: amplitude (a symmetric clip, the --colormap), or velocity (m/s, from
+    /// the smallest to the largest value on a sequential map). Default: velocity for a file that the
+    /// manifest beside it lists as a velocity product (output.velocity), else amplitude.
+    #[arg(long, value_enum)]
+    pub quantity: Option<PlotQuantity>,
     /// Draw a complex-trace attribute of the slice instead of its amplitudes.
     #[arg(long, value_parser = choice::<seisimage::attributes::Attribute>())]
     pub attribute: Option<seisimage::attributes::Attribute>,

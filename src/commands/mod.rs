@@ -74,5 +74,6 @@ fn segy_options(a: &SegyArgs) -> SegyOptions {
         endian: a.endian,
         sample_format: a.format_code,
         sample_interval: a.sample_interval,
+        domain: a.domain,
     }
 }

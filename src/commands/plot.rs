@@ -11,7 +11,7 @@ use seisimage::render::{self, ClipSetting, PictureInfo, Provenance, Quantity, Re
 use seisimage::volume::{IndexBox, Volume};
 
 use super::segy_options;
-use crate::cli::PlotArgs;
+use crate::cli::{PlotArgs, PlotQuantity};
 
 /// Which slice of the volume to draw.
 enum Cut {
@@ -83,6 +83,12 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
     tracing::debug!("reading {} values of {}", region.len(), reader.describe());
     reader.read_box(&region, &mut values)?;
     let unit = g.samples.domain.unit();
+    let drawn_as = args.quantity.unwrap_or_else(|| listed_quantity(&args.file));
+    if drawn_as == PlotQuantity::Velocity && args.attribute.is_some() {
+        return Err(
+            Error::Request("--attribute is a complex-trace attribute of amplitudes, not of a velocity".into()).into()
+        );
+    }
     let (values, quantity, out_region) = match args.attribute {
         Some(a) => {
             let out = AttributeOutput {
@@ -94,6 +100,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
             let kept = IndexBox { s: region.s.start + keep.start..region.s.start + keep.end, ..region.clone() };
             (attr, seisimage::products::attribute_quantity(a, unit), kept)
         }
+        None if drawn_as == PlotQuantity::Velocity => (values, Quantity::velocity(), region.clone()),
         None => (values, Quantity::amplitude(), region.clone()),
     };
     let mut product = Volume { geometry: g.subset(&out_region), data: values };
@@ -127,6 +134,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
     }
     let product_name = match args.attribute {
         Some(a) => format!("{name}, {}", a.title()),
+        None if drawn_as == PlotQuantity::Velocity => format!("{name}, {}", quantity.name),
         None => name,
     };
     let info = PictureInfo {
@@ -151,6 +159,33 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         render::sidecar_path(&args.output).display()
     );
     Ok(())
+}
+
+/// The largest manifest read to find what a file is: a run with thousands of products writes a few MB.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
+/// What the manifest of the run folder holding `file` says its values are: velocity for a velocity product
+/// (`output.velocity`), else amplitude (also where there is no manifest, or it cannot be read).
+fn listed_quantity(file: &std::path::Path) -> PlotQuantity {
+    let (Some(dir), Some(name)) = (file.parent(), file.file_name().and_then(|n| n.to_str())) else {
+        return PlotQuantity::Amplitude;
+    };
+    let dir = if dir.as_os_str().is_empty() { std::path::Path::new(".") } else { dir };
+    let manifest = dir.join(seisimage::run::MANIFEST);
+    let small = std::fs::metadata(&manifest).is_ok_and(|m| m.is_file() && m.len() <= MAX_MANIFEST_BYTES);
+    let listing: Option<serde_json::Value> =
+        small.then(|| std::fs::read(&manifest).ok()).flatten().and_then(|b| serde_json::from_slice(&b).ok());
+    let velocity = listing.as_ref().and_then(|m| m["products"].as_array()).is_some_and(|products| {
+        products.iter().any(|p| {
+            p["kind"] == "velocity"
+                && p["files"].as_array().is_some_and(|files| files.iter().any(|f| f["path"] == name))
+        })
+    });
+    if velocity {
+        PlotQuantity::Velocity
+    } else {
+        PlotQuantity::Amplitude
+    }
 }
 
 fn capitalised(s: &str) -> String {

@@ -287,6 +287,10 @@ pub struct OutputConfig {
     /// Two-way times (ms) of horizontal slices in time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub time_slices: Vec<f64>,
+    /// Write the interval velocity the migration used, on the image's grid, in these formats
+    /// (`velocity_depth.*`, and `velocity_time.*` with products in time). Default none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub velocity: Vec<VolumeFormat>,
 }
 
 fn yes() -> bool {
@@ -346,6 +350,7 @@ impl Default for OutputConfig {
             domain: depth_only(),
             time_step_ms: None,
             time_slices: Vec::new(),
+            velocity: Vec::new(),
         }
     }
 }

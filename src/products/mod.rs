@@ -31,6 +31,7 @@ mod plan;
 mod record;
 #[cfg(test)]
 mod tests;
+mod velocity;
 mod write;
 mod written;
 
@@ -38,6 +39,7 @@ pub use page::*;
 pub use picture::*;
 pub use plan::*;
 pub use record::*;
+pub use velocity::*;
 pub use write::*;
 pub use written::*;
 
@@ -67,6 +69,8 @@ pub enum ProductKind {
     },
     /// The run's page, `index.html`.
     Index,
+    /// The interval velocity (m/s) the migration used, on the image's grid (`output.velocity`).
+    Velocity,
 }
 
 impl ProductKind {
@@ -80,6 +84,7 @@ impl ProductKind {
             ProductKind::TimeSlice { .. } => "time slice",
             ProductKind::Panel { .. } => "panel",
             ProductKind::Index => "page",
+            ProductKind::Velocity => "velocity",
         }
     }
 }
@@ -121,7 +126,10 @@ impl ProductSpec {
     /// scale 0.95`.
     pub fn label(&self) -> String {
         let what = match &self.kind {
-            ProductKind::Inline { .. } | ProductKind::Crossline { .. } | ProductKind::Roi { .. }
+            ProductKind::Inline { .. }
+            | ProductKind::Crossline { .. }
+            | ProductKind::Roi { .. }
+            | ProductKind::Velocity
                 if self.time.is_some() =>
             {
                 format!("{}, two-way time", title(&self.kind))
@@ -150,6 +158,9 @@ impl ProductSpec {
     /// The product's values as written, from those of its box as the engine hands them over: zero where
     /// nothing was recorded ([`deliverable`], in depth), then converted to time when it is in time.
     pub fn values<'a>(&self, image: &Geometry, box_values: &'a [f32]) -> Cow<'a, [f32]> {
+        if self.kind == ProductKind::Velocity {
+            return velocity::values_as_written(self, box_values);
+        }
         let in_depth = image.subset(&self.output_region());
         let values = deliverable(box_values, &in_depth, self.reach);
         match &self.time {
@@ -162,6 +173,7 @@ impl ProductSpec {
     pub(crate) fn quantity(&self) -> Quantity {
         match &self.attribute {
             Some(a) => attribute_quantity(a.attribute, "m"),
+            None if self.kind == ProductKind::Velocity => Quantity::velocity(),
             None => Quantity::amplitude(),
         }
     }

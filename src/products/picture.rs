@@ -78,6 +78,7 @@ pub(super) fn title(kind: &ProductKind) -> String {
         ProductKind::TimeSlice { twt_ms } => format!("Time {twt_ms} ms"),
         ProductKind::Panel { of, .. } => format!("Velocity scan of {of}"),
         ProductKind::Index => "Index".into(),
+        ProductKind::Velocity => "Interval velocity".into(),
     }
 }
 

@@ -107,6 +107,7 @@ pub fn plan_products(
             ProductKind::Crossline { .. } => "output.crosslines",
             ProductKind::DepthSlice { .. } => "output.depth_slices",
             ProductKind::TimeSlice { .. } => "output.time_slices",
+            ProductKind::Velocity => "output.velocity",
             ProductKind::Roi { .. } | ProductKind::Panel { .. } | ProductKind::Index => "output.roi",
         };
         return Err(Error::at_key(key, format!("the product {} is requested twice", dup.stem)));

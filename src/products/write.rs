@@ -44,6 +44,9 @@ impl OpenProduct {
     pub fn create(target: &ProductTarget, spec: &ProductSpec) -> Result<Self> {
         let (dir, geometry) = (target.dir, spec.geometry(target.image));
         let mut options = target.volume_options.clone();
+        if spec.kind == super::ProductKind::Velocity {
+            options.segy.text.push(super::velocity::VELOCITY_NOTE.into());
+        }
         if spec.time.is_some() {
             options.segy.text.extend(TIME_NOTE.iter().map(|l| l.to_string()));
         }

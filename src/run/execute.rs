@@ -55,10 +55,10 @@ pub fn execute_on(
         warnings.add(w.clone());
     }
     let render = &p.job.config.output.render;
-    let estimate = products::estimated_bytes(&p.products, render)
+    let estimate = products::estimated_bytes(&p.written_products(), render)
         + crate::scan::panel_bytes(&p.products, p.migrations().len(), render);
     let mut folder_warnings = Vec::new();
-    let folder = OutputFolder::prepare(&p.job, &p.products, &p.inputs(), estimate, &mut folder_warnings);
+    let folder = OutputFolder::prepare(&p.job, &p.written_products(), &p.inputs(), estimate, &mut folder_warnings);
     folder_warnings.into_iter().for_each(|w| warnings.add(w));
     let folder = folder?;
 
@@ -84,7 +84,11 @@ pub fn execute_on(
         // removed, as the scope ends.
         let focus = panels.focus();
         let facts = focus.as_ref().map(|f| f.page_facts()).unwrap_or_default();
-        let written = migrated.and_then(|()| writer.finish(ctx.progress, panels.pictures(&target)?, facts));
+        let written = migrated.and_then(|()| {
+            let mut more = panels.pictures(&target)?;
+            more.extend(products::write_velocity_products(&target, &p.velocity_products, |m| p.model_of(m))?);
+            writer.finish(ctx.progress, more, facts)
+        });
         (written.map(|w| (w, focus)), kept, release)
     });
     // The products are still under their temporary names, in the folder locked for the run: they take

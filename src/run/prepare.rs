@@ -33,6 +33,9 @@ pub struct Prepared {
     pub scan: Vec<Member>,
     pub image: Geometry,
     pub products: Vec<ProductSpec>,
+    /// The velocity of each migration as products of its own (`output.velocity`): written from the models,
+    /// not imaged, so not in the request.
+    pub velocity_products: Vec<ProductSpec>,
     pub request: ImageRequest,
     pub plan: Plan,
     /// What the input, the plan and the products changed or doubt in the job, found while preparing it:
@@ -142,7 +145,12 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
     let (velocity_provenance, planned) = planned().map_err(|e: Error| job.locate(e))?;
     let crate::scan::Planned { image, mut members, products, request, warnings: planned_warnings } = planned;
     let scan = if members.len() > 1 { members.clone() } else { Vec::new() };
-    refuse_writing_inputs(&job, &products)?;
+    let models: Vec<_> = members.iter().map(|m| (m.step, &m.velocity)).collect();
+    let time_step = c.output.time_step_ms.unwrap_or(input.samples.step);
+    let velocity_products =
+        products::plan_velocity_products(&c.output, &image, &models, time_step).map_err(|e| job.locate(e))?;
+    let written: Vec<ProductSpec> = products.iter().chain(&velocity_products).cloned().collect();
+    refuse_writing_inputs(&job, &written)?;
     let Member { velocity, plan, .. } = members.swap_remove(0);
     let deepest = plan.last_level() as f64 * plan.depth.step;
     warnings.extend(velocity_provenance.warnings.iter().map(|w| format!("velocity: {w}")));
@@ -160,6 +168,7 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
         scan,
         image,
         products,
+        velocity_products,
         request,
         plan,
         warnings,
@@ -239,8 +248,18 @@ impl Prepared {
     /// [`super::folder::Clearing`]).
     pub fn clearing(&self) -> super::folder::Clearing {
         let output = &self.job.config.output;
-        let written = super::folder::written_names(output, &self.products);
+        let written = super::folder::written_names(output, &self.written_products());
         super::folder::Clearing::of(&output.dir, output.existing, &written, &self.inputs())
+    }
+
+    /// Every product the run writes: the boxes of the image, then the velocity products.
+    pub fn written_products(&self) -> Vec<ProductSpec> {
+        self.products.iter().chain(&self.velocity_products).cloned().collect()
+    }
+
+    /// The velocity model of the migration of `member` of the scan (`None`: the job's only migration).
+    pub fn model_of(&self, member: Option<crate::velocity::ScanStep>) -> &VelocityModel {
+        self.scan.iter().find(|m| m.step == member).map_or(&self.velocity, |m| &m.velocity)
     }
 
     /// The migration this job asks of an engine (the first of a velocity scan).
@@ -330,6 +349,17 @@ impl Prepared {
         ]
     }
 
+    /// The Dix table of a velocity given as one table, one line per pick (empty for other forms and for a
+    /// velocity scan, whose members each have their own).
+    fn dix_table(&self) -> Vec<String> {
+        use crate::velocity::dix;
+        let (VelocityModel::Table(table), true) = (&self.velocity, self.scan.is_empty()) else { return Vec::new() };
+        match self.job.config.velocity.table_picks() {
+            Ok(Some((picks, domain))) => dix::dix_lines(&dix::dix_rows(table, &picks, domain)),
+            _ => Vec::new(),
+        }
+    }
+
     /// What `validate` prints: the input, the plan and the products.
     pub fn describe(&self) -> Vec<String> {
         let g = self.reader.geometry();
@@ -353,6 +383,7 @@ impl Prepared {
             ),
         ];
         lines.extend(self.velocity_provenance.steps.iter().map(|l| format!("velocity  {l}")));
+        lines.extend(self.dix_table().into_iter().map(|l| format!("dix       {l}")));
         for m in &self.scan {
             let (lo, hi) = m.velocity.range();
             let step = m.step.expect("a member of a scan");
@@ -365,7 +396,7 @@ impl Prepared {
         }
         lines.extend(self.plan.describe().into_iter().map(|l| format!("plan      {l}")));
         lines.push(format!("output    {}", self.job.config.output.dir.display()));
-        for p in &self.products {
+        for p in self.products.iter().chain(&self.velocity_products) {
             let [a, b, c] = p.geometry(&self.image).shape();
             let mut what: Vec<String> = Vec::new();
             if p.png {

@@ -48,5 +48,7 @@ mod su_input;
 mod time_products;
 mod velocity_cards;
 mod velocity_forms;
+mod velocity_plot;
+mod velocity_product;
 mod velocity_scan;
 mod velocity_units;

@@ -119,6 +119,16 @@ impl TimeForm {
 
     /// Values of the output: each trace of `depth` (the box, `[trace][level]`) read at the output times.
     pub fn convert(&self, depth: &[f32]) -> Vec<f32> {
+        self.convert_with(depth, false)
+    }
+
+    /// [`TimeForm::convert`] for a property of the medium rather than an image (the velocity): times
+    /// outside a trace's box take the value at its nearer end instead of zero, as the medium goes on.
+    pub fn convert_holding(&self, depth: &[f32]) -> Vec<f32> {
+        self.convert_with(depth, true)
+    }
+
+    fn convert_with(&self, depth: &[f32], hold: bool) -> Vec<f32> {
         let (levels, n) = (self.levels, self.axis.len);
         let mut out = vec![0.0f32; depth.len() / levels.max(1) * n];
         out.par_chunks_mut(n).zip(depth.par_chunks(levels).zip(self.times.par_chunks(levels))).for_each(
@@ -127,6 +137,9 @@ impl TimeForm {
                 for (m, o) in o.iter_mut().enumerate() {
                     let t = self.axis.value(m) as f32;
                     if t < times[0] || t > times[levels - 1] {
+                        if hold {
+                            *o = if t < times[0] { values[0] } else { values[levels - 1] };
+                        }
                         continue;
                     }
                     while k + 1 < levels && times[k + 1] < t {

@@ -67,6 +67,10 @@ pub struct InputOptions {
     pub sample_interval: Option<f64>,
     /// HDF5: path of the 3-D dataset.
     pub dataset: String,
+    /// SEG-Y: the trace axis's domain instead of the file's (see [`segy::SegyOptions::domain`]); not a key
+    /// of a job file.
+    #[serde(skip)]
+    pub domain: Option<seis_core::volume::Domain>,
 }
 
 impl Default for InputOptions {
@@ -88,6 +92,7 @@ impl InputOptions {
             sample_format: s.sample_format,
             sample_interval: s.sample_interval,
             dataset: h.dataset.clone(),
+            domain: s.domain,
         }
     }
 
@@ -101,6 +106,7 @@ impl InputOptions {
             endian: self.endian,
             sample_format: self.sample_format,
             sample_interval: self.sample_interval,
+            domain: self.domain,
         }
     }
 

@@ -23,6 +23,8 @@ pub enum ClipSource {
     MaxAbs { percentile: f64 },
     /// Given by the caller.
     Fixed,
+    /// The smallest and the largest finite value span the colour map (a positive quantity: velocity).
+    MinMax,
 }
 
 /// Which pictures share a clip (the `clip` render option), or a fixed clip.
@@ -103,6 +105,22 @@ impl<'de> Deserialize<'de> for ClipSetting {
         }
         d.deserialize_any(V)
     }
+}
+
+/// The smallest and the largest finite value of `parts` together, the scale of a positive quantity. A
+/// span of nothing (a constant velocity) is widened by 1 % of the value either side (or by 1 around zero),
+/// so that the colour bar has a span; `(0, 1)` when no value is finite.
+pub fn min_max(parts: &[&[f32]]) -> (f32, f32) {
+    let finite = parts.iter().flat_map(|p| p.iter()).filter(|v| v.is_finite());
+    let (lo, hi) = finite.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    if lo > hi {
+        return (0.0, 1.0);
+    }
+    if lo < hi {
+        return (lo, hi);
+    }
+    let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.01 };
+    (lo - pad, hi + pad)
 }
 
 /// The clip for `data` at `percentile` (in `(0, 100]`), ignoring non-finite values.

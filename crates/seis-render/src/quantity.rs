@@ -23,6 +23,9 @@ pub enum ValueRange {
     FromZero,
     /// A fixed range whatever the data (phase in degrees, cosine of phase).
     Fixed { lo: f64, hi: f64 },
+    /// From the smallest to the largest value (velocities): a quantity that is positive everywhere and whose
+    /// zero means nothing is drawn over the span it has.
+    MinMax,
 }
 
 /// What the values of a picture are.
@@ -52,6 +55,17 @@ impl Quantity {
         }
     }
 
+    /// Interval velocity in m/s: drawn from its smallest to its largest value on a sequential map.
+    pub fn velocity() -> Self {
+        Quantity {
+            name: "velocity".into(),
+            unit: "m/s".into(),
+            range: ValueRange::MinMax,
+            colormap: Some(Colormap::Heat),
+            gain: false,
+        }
+    }
+
     /// The name with its unit in parentheses, where it has one.
     pub fn title(&self) -> String {
         if self.unit.is_empty() {
@@ -66,6 +80,8 @@ impl Quantity {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Clip {
     pub value: f32,
+    /// The low end of a [`ValueRange::MinMax`] scale (`value` is its high end); `None` for the others.
+    pub low: Option<f32>,
     pub source: ClipSource,
     /// Over which pictures it was taken; `None` for a fixed clip or range.
     pub scope: Option<ClipScope>,
@@ -78,15 +94,19 @@ pub struct Clip {
 pub fn decide_clip(values: &[&[f32]], quantity: &Quantity, opts: &RenderOptions, scope: ClipScope, over: &str) -> Clip {
     match (quantity.range, opts.clip) {
         (ValueRange::Fixed { hi, .. }, _) => {
-            Clip { value: hi as f32, source: ClipSource::Fixed, scope: None, over: "the full range".into() }
+            Clip { value: hi as f32, low: None, source: ClipSource::Fixed, scope: None, over: "the full range".into() }
         }
         // A fixed clip is in the units of the data: amplitudes and envelopes, not frequencies.
+        (ValueRange::MinMax, _) => {
+            let (lo, hi) = clip::min_max(values);
+            Clip { value: hi, low: Some(lo), source: ClipSource::MinMax, scope: Some(scope), over: over.to_string() }
+        }
         (_, ClipSetting::Fixed(c)) if quantity.unit.is_empty() => {
-            Clip { value: c as f32, source: ClipSource::Fixed, scope: None, over: "fixed".into() }
+            Clip { value: c as f32, low: None, source: ClipSource::Fixed, scope: None, over: "fixed".into() }
         }
         _ => {
             let (value, source) = clip::shared_clip(values, opts.clip_percentile);
-            Clip { value, source, scope: Some(scope), over: over.to_string() }
+            Clip { value, low: None, source, scope: Some(scope), over: over.to_string() }
         }
     }
 }
@@ -98,6 +118,7 @@ impl Clip {
             ValueRange::Symmetric => (-self.value, self.value),
             ValueRange::FromZero => (0.0, self.value),
             ValueRange::Fixed { lo, hi } => (lo as f32, hi as f32),
+            ValueRange::MinMax => (self.low.unwrap_or(0.0), self.value),
         }
     }
 
@@ -117,6 +138,7 @@ impl Clip {
         let why = match (self.source, quantity.range) {
             (_, ValueRange::Fixed { .. }) => format!("the whole range of {name}"),
             (ClipSource::Fixed, _) => "a fixed clip".into(),
+            (ClipSource::MinMax, _) => format!("the smallest and the largest {name} {}", self.over),
             (ClipSource::Percentile { percentile }, _) => {
                 format!("the {} percentile of |{name}| {}", ordinal(percentile), self.over)
             }

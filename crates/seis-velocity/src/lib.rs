@@ -23,6 +23,7 @@ pub mod cards;
 pub mod columns;
 pub mod convert;
 pub mod cube;
+pub mod dix;
 pub mod lateral;
 pub mod model;
 pub mod sanity;

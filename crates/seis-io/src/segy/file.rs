@@ -200,7 +200,8 @@ impl SegyFile {
                     ),
                 )
             })?;
-        let domain = if text.text.contains(DEPTH_MARKER) { Domain::Depth } else { Domain::Time };
+        let marked = if text.text.contains(DEPTH_MARKER) { Domain::Depth } else { Domain::Time };
+        let domain = opts.domain.unwrap_or(marked);
         let sample_axis = SampleAxis {
             origin: first.map_or(0.0, |h| h.first_sample()),
             step: interval / 1000.0,

@@ -100,6 +100,11 @@ pub struct SegyOptions {
     pub sample_format: Option<u16>,
     /// Sample interval in ms (m for depth volumes) to use instead of the headers' (for files without one).
     pub sample_interval: Option<f64>,
+    /// The trace axis to read the samples in instead of the file's (time, unless seisimage marked it
+    /// depth): depth for the files other software writes with depths in the time fields. The command
+    /// line's `--domain`; a job's velocity cube says it with `velocity.domain` instead.
+    #[serde(skip)]
+    pub domain: Option<seis_core::volume::Domain>,
 }
 
 impl SegyOptions {

@@ -122,7 +122,7 @@ impl SegyFile {
             origin: first.first_sample(),
             step: interval / 1000.0,
             len: samples as usize,
-            domain: Domain::Time,
+            domain: opts.domain.unwrap_or(Domain::Time),
         };
         // What a SEG-Y binary header would state about these traces, for the summaries that show one.
         let binary = BinaryHeader {
