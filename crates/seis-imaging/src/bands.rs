@@ -35,7 +35,41 @@ pub fn split_even(n: usize, parts: usize) -> Vec<Range<usize>> {
     (0..parts).map(|i| i * n / parts..(i + 1) * n / parts).collect()
 }
 
-/// Share `index` (0-based) of `count` equal shares of a job's frequencies.
+/// `costs.len()` items in `parts` contiguous ranges of about equal total cost, in order; every range has an
+/// item while there are at least as many items as ranges. Equal costs give [`split_even`]'s ranges.
+pub fn split_by_cost(costs: &[f64], parts: usize) -> Vec<Range<usize>> {
+    let (n, parts) = (costs.len(), parts.max(1));
+    if costs.iter().all(|&c| c == costs[0]) {
+        return split_even(n, parts);
+    }
+    let total: f64 = costs.iter().sum();
+    let mut ends = Vec::with_capacity(parts);
+    let (mut at, mut so_far) = (0usize, 0.0f64);
+    for k in 1..parts {
+        let goal = total * k as f64 / parts as f64;
+        // Give this range an item and leave one for each range after it; with fewer items than ranges, the
+        // first ranges take one each.
+        let most = if n >= parts { n - (parts - k) } else { k.min(n) }.max(at);
+        let least = k.min(most);
+        // Take items while that brings the range's end nearer its goal.
+        while at < most && (at < least || (so_far + costs[at] - goal).abs() <= (so_far - goal).abs()) {
+            so_far += costs[at];
+            at += 1;
+        }
+        ends.push(at);
+    }
+    ends.push(n);
+    let mut start = 0;
+    ends.into_iter()
+        .map(|end| {
+            let r = start..end.max(start);
+            start = r.end;
+            r
+        })
+        .collect()
+}
+
+/// Share `index` (0-based) of `count` shares of a job's frequencies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Share {
     pub index: usize,
@@ -53,9 +87,14 @@ impl Share {
         (index < count).then_some(Share { index, count })
     }
 
-    /// The frequency indices of this share among `n` frequencies.
+    /// The frequency indices of this share among `n` frequencies of equal cost.
     pub fn range(self, n: usize) -> Range<usize> {
         split_even(n, self.count).swap_remove(self.index)
+    }
+
+    /// The indices of this share among items of `costs`, cut at equal cost ([`split_by_cost`]).
+    pub fn range_by_cost(self, costs: &[f64]) -> Range<usize> {
+        split_by_cost(costs, self.count).swap_remove(self.index)
     }
 
     pub fn is_whole(self) -> bool {
@@ -163,6 +202,32 @@ pub fn gib(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splits_by_cost_cover_everything_once_at_about_equal_cost() {
+        assert_eq!(split_by_cost(&[2.0; 10], 3), split_even(10, 3));
+        // Costs growing as the square of the index: the later ranges are narrower, and each range's cost is
+        // within one item's cost of an equal share.
+        let costs: Vec<f64> = (0..481).map(|i| 0.06 + (i as f64 / 480.0).powi(2)).collect();
+        let total: f64 = costs.iter().sum();
+        for parts in [2, 3, 4, 7] {
+            let ranges = split_by_cost(&costs, parts);
+            assert_eq!(ranges.len(), parts);
+            assert_eq!((ranges[0].start, ranges[parts - 1].end), (0, costs.len()));
+            for (a, b) in ranges.iter().zip(&ranges[1..]) {
+                assert_eq!(a.end, b.start);
+                assert!(a.len() > b.len(), "{ranges:?}");
+            }
+            for r in &ranges {
+                let cost: f64 = costs[r.clone()].iter().sum();
+                assert!((cost - total / parts as f64).abs() <= 1.0, "{parts} parts: {r:?} costs {cost}");
+            }
+        }
+        // As many ranges as items or more: each item alone, then empty ranges.
+        assert_eq!(split_by_cost(&[1.0, 5.0, 9.0], 3), vec![0..1, 1..2, 2..3]);
+        assert_eq!(split_by_cost(&[1.0, 9.0], 3), vec![0..1, 1..2, 2..2]);
+        assert_eq!(split_by_cost(&[100.0, 1.0, 1.0, 1.0], 2), vec![0..1, 1..4]);
+    }
 
     #[test]
     fn even_splits_cover_everything_once_in_order() {

@@ -41,6 +41,12 @@ pub trait MethodRules: Sync {
         true
     }
 
+    /// The relative cost of migrating frequency `f` (Hz) of a band up to `f_max` (Hz): the frequencies are
+    /// shared among ranks and shards at equal cost. Alike by default.
+    fn frequency_cost(&self, _f: f64, _f_max: f64) -> f64 {
+        1.0
+    }
+
     /// Bytes the kernel holds per depth step for a velocity that varies laterally.
     fn lateral_bytes(&self, _plan: &Plan) -> u64 {
         0

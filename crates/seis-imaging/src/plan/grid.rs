@@ -58,7 +58,14 @@ impl Plan {
         match self.method.rules().whole_spectrum() {
             Some(_) if share.index == 0 => 0..n,
             Some(_) => n..n,
-            None => share.range(n),
+            None => {
+                let (_, f_max) = self.band_hz();
+                let df = 1.0 / (self.padded[2] as f64 * self.dt);
+                let rules = self.method.rules();
+                let costs: Vec<f64> =
+                    (0..n).map(|i| rules.frequency_cost((self.band.first + i) as f64 * df, f_max)).collect();
+                share.range_by_cost(&costs)
+            }
         }
     }
 

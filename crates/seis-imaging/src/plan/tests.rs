@@ -127,8 +127,8 @@ fn the_reach_follows_the_fastest_velocity_at_each_depth() {
     assert_eq!(record_reach(&g, 5.0, 10, &VelocityModel::Constant(1500.0)), None);
 }
 
-/// A share of the frequencies is a near-equal range, noted in the plan; Stolt's first share takes
-/// them all.
+/// A share of the frequencies is a near-equal range for split-step, an equal-cost range for phase
+/// shift, noted in the plan; Stolt's first share takes them all.
 #[test]
 fn shares_restrict_the_frequencies_and_say_so() {
     let g = input(8, 8, 100, 8.0);
@@ -137,10 +137,35 @@ fn shares_restrict_the_frequencies_and_say_so() {
     let image = image_geometry(&g, &params, &v).unwrap();
     let whole = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &params, &v, &slice(3, &image)).unwrap();
     let note = |p: &Plan| p.describe().into_iter().find(|l| l.starts_with("share ")).unwrap_or_default();
-    let mut p = whole.clone();
+    let split_params = ImagingParams { method: Method::SplitStep, ..params.clone() };
+    let split = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &split_params, &v, &slice(3, &image)).unwrap();
+    let mut p = split.clone();
     p.restrict_to(Share { index: 1, count: 3 });
     assert_eq!((p.frequencies.clone(), p.share), (33..67, Share { index: 1, count: 3 }));
     assert_eq!(note(&p), "share 2/3: frequencies 34..67 of 101 (20.62..41.25 Hz)");
+
+    // Phase shift's work per frequency grows as its square over a fixed part: three shares of about equal
+    // cost, the last the narrowest.
+    assert_eq!(whole.method, Method::PhaseShift);
+    let (_, f_max) = whole.band_hz();
+    let hz = |i: usize| (whole.band.first + i) as f64 / (whole.padded[2] as f64 * whole.dt);
+    let cost = |r: std::ops::Range<usize>| r.map(|i| 0.06 + (hz(i) / f_max).powi(2)).sum::<f64>();
+    let total = cost(0..101);
+    let shares: Vec<_> = (0..3)
+        .map(|index| {
+            let mut p = whole.clone();
+            p.restrict_to(Share { index, count: 3 });
+            p.frequencies
+        })
+        .collect();
+    assert_eq!(
+        (shares[0].start, shares[0].end, shares[1].end, shares[2].end),
+        (0, shares[1].start, shares[2].start, 101)
+    );
+    assert!(shares[0].len() > shares[1].len() && shares[1].len() > shares[2].len(), "{shares:?}");
+    for s in &shares {
+        assert!((cost(s.clone()) - total / 3.0).abs() <= 1.06, "{s:?}: {} of {total}", cost(s.clone()));
+    }
     let stolt_params = ImagingParams { method: Method::Stolt, ..params.clone() };
     let stolt = Plan::new(&g, [10.0, 10.0], &WindowParams::default(), &stolt_params, &v, &slice(3, &image)).unwrap();
     let (mut first, mut second) = (stolt.clone(), stolt);
@@ -160,7 +185,7 @@ fn shares_restrict_the_frequencies_and_say_so() {
     assert!(p.warnings.iter().all(|w| !w.starts_with("share")), "an ordinary share is no warning");
     assert!(first.warnings.iter().any(|w| w.starts_with("share 1/3: Stolt")));
     let mut empty = whole;
-    empty.restrict_to(Share { index: 0, count: 200 });
+    empty.restrict_to(Share { index: 150, count: 200 });
     assert!(empty.frequencies.is_empty() && note(&empty).contains("no frequency (more shares than the 101"));
 }
 
