@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use zarrs::array::Array;
 use zarrs::filesystem::FilesystemStore;
 
-use super::{DATASET_ATTRIBUTES, DEFAULT_VARIABLE, DEFAULT_VARIABLE_KEY, MAX_METADATA_BYTES};
+use super::{DATASET_ATTRIBUTES, DEFAULT_VARIABLE, DEFAULT_VARIABLE_KEY, MAX_CHUNK_VALUES, MAX_METADATA_BYTES};
 use crate::files::{quoted, read_bounded};
 use seis_core::error::{Error, Location, Result};
 
@@ -101,6 +101,7 @@ impl Dataset {
             Some(other) => other.get("name").and_then(Value::as_str).unwrap_or("?").to_string(),
             None => return Err(fail(format!("{name}: no data_type"))),
         };
+        check_chunks(&json, &shape).map_err(|why| fail(format!("{name}: {why}")))?;
         let dimension_names = match json.get("dimension_names") {
             Some(Value::Array(names)) => names.iter().map(|n| n.as_str().map(str::to_string)).collect(),
             _ => vec![None; shape.len()],
@@ -127,6 +128,28 @@ impl Dataset {
             Error::format(self.folder.join(name), Location::File, format!("cannot open the Zarr array {name}: {e}"))
         })
     }
+}
+
+/// Refuse a chunk grid other than a regular one whose chunks have the array's rank and at most
+/// [`MAX_CHUNK_VALUES`] values: a chunk is decoded whole into memory, whatever part of it a read needs.
+fn check_chunks(json: &Value, shape: &[u64]) -> std::result::Result<(), String> {
+    let grid = json.get("chunk_grid");
+    if grid.and_then(|g| g.get("name")).and_then(Value::as_str) != Some("regular") {
+        return Err("chunk_grid is not \"regular\" (the only grid MDIO writes)".into());
+    }
+    let chunk = grid
+        .and_then(|g| g.pointer("/configuration/chunk_shape"))
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+        .ok_or("chunk_grid.configuration.chunk_shape is not a list of sizes")?;
+    if chunk.len() != shape.len() || chunk.contains(&0) {
+        return Err(format!("chunk_shape {chunk:?} does not fit the shape {shape:?}"));
+    }
+    let values = chunk.iter().try_fold(1u64, |n, c| n.checked_mul(*c)).unwrap_or(u64::MAX);
+    if values > MAX_CHUNK_VALUES {
+        return Err(format!("chunk_shape {chunk:?} makes chunks of {values} values, more than {MAX_CHUNK_VALUES}"));
+    }
+    Ok(())
 }
 
 /// A name that is one component of a path inside the folder.

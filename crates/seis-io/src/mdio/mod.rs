@@ -16,7 +16,7 @@
 //!
 //! A Zarr folder may say anything in its `zarr.json` files: each is read with a bound on its size, every
 //! array the reader uses is checked for its rank, data type and dimension names before any chunk is read,
-//! and the sizes it announces are bounded ([`MAX_TRACES`], [`MAX_SAMPLES`]) before anything is allocated
+//! and the sizes it announces are bounded ([`MAX_TRACES`], [`MAX_SAMPLES`], [`MAX_CHUNK_VALUES`]) before anything is allocated
 //! for them; a chunk that is missing reads as the array's fill value, as Zarr says.
 
 mod meta;
@@ -51,6 +51,10 @@ const UNITS: &str = "unitsV1";
 pub const MAX_TRACES: u64 = 1 << 31;
 /// The most samples per trace: the sample axis is read whole.
 pub const MAX_SAMPLES: u64 = 1 << 20;
+
+/// The most values a chunk may hold (512 MiB of float64): a chunk is decoded whole, and MDIO's chunks hold
+/// 128³ values.
+pub const MAX_CHUNK_VALUES: u64 = 1 << 26;
 
 /// The largest `zarr.json` read: metadata of a few arrays fits in kilobytes.
 const MAX_METADATA_BYTES: u64 = 1 << 20;

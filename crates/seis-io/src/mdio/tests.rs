@@ -80,6 +80,20 @@ fn an_absurd_shape_is_refused_before_anything_is_allocated() {
 }
 
 #[test]
+fn an_absurd_chunk_is_refused_before_it_is_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, ..) = written(dir.path());
+    edit_json(&path.join("amplitude/zarr.json"), |j| {
+        j["chunk_grid"]["configuration"]["chunk_shape"] = serde_json::json!([1u64 << 30, 1u64 << 30, 1u64 << 30])
+    });
+    let e = open_error(&path);
+    assert!(e.contains("amplitude: chunk_shape"), "{e}");
+    edit_json(&path.join("amplitude/zarr.json"), |j| j["chunk_grid"]["name"] = "rectangular".into());
+    let e = open_error(&path);
+    assert!(e.contains("not \"regular\""), "{e}");
+}
+
+#[test]
 fn a_missing_array_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let (path, ..) = written(dir.path());
