@@ -5,7 +5,7 @@
 #   scripts/setup.sh           CMake >= 3.26 for the bundled static HDF5 build, into .tools/cmake
 #   scripts/setup.sh --test    also what the tests need beyond the build: the Python packages the
 #                              interoperability tests use (segyio, h5py, numpy, xarray, h5netcdf, tifffile:
-#                              independent readers of our files) and NVRTC from PyPI, so that every CUDA kernel is compile-checked even
+#                              independent readers of our files; multidimio for MDIO, into .tools/mdio) and NVRTC from PyPI, so that every CUDA kernel is compile-checked even
 #                              on a machine without a GPU; and the Python package's tools (below)
 #   scripts/setup.sh --python  maturin from PyPI into .tools/maturin (builds the Python wheel, `make python`)
 #                              and, with --test, a virtual environment .tools/venv with numpy, xarray,
@@ -32,6 +32,12 @@ if [ "${1:-}" = "--test" ]; then
   if ! PYTHONPATH=$tools/py python3 -c 'import segyio, h5py, numpy, xarray, h5netcdf, tifffile' 2>/dev/null; then
     echo "setup: installing segyio, h5py, numpy, xarray, h5netcdf and tifffile into $tools/py (independent readers for the tests)"
     pip_install "$tools/py" segyio h5py numpy xarray h5netcdf tifffile
+  fi
+  # MDIO's Python package (multidimio) in a folder of its own: its newest release for this Python fails in
+  # its SEG-Y ingestion with the newer xarray the other readers use (arrays it writes into are read-only).
+  if ! PYTHONPATH=$tools/mdio python3 -c 'import mdio' 2>/dev/null; then
+    echo "setup: installing multidimio (MDIO) into $tools/mdio (independent reader and writer of MDIO for the tests)"
+    pip_install "$tools/mdio" multidimio 'xarray<2026'
   fi
   if [ ! -e "$tools/nvrtc/nvidia/cu13/lib/libnvrtc.so.13" ]; then
     echo "setup: installing NVRTC (CUDA 13.0) into $tools/nvrtc (compile-checks the kernels)"

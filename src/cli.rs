@@ -52,7 +52,7 @@ pub enum Command {
     /// SEG-Y file's headers as stored (--raw-headers, --trace N), grid or not, or the range of every trace
     /// header field over the file (--headers-range).
     Info(InfoArgs),
-    /// Convert between SEG-Y, HDF5 and NPY (and from Seismic Unix), optionally cutting a box.
+    /// Convert between SEG-Y, HDF5, MDIO and NPY (and from Seismic Unix), optionally cutting a box.
     Convert(ConvertArgs),
     /// Run migration jobs described by TOML files.
     Run(RunArgs),
@@ -165,9 +165,9 @@ pub struct InfoArgs {
 
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// Input volume (SEG-Y, Seismic Unix or HDF5).
+    /// Input volume (SEG-Y, Seismic Unix, HDF5 or an MDIO folder).
     pub input: PathBuf,
-    /// Output file; its extension picks the format (.sgy/.segy, .h5/.hdf5, .npy) unless --to is given.
+    /// Output file; its extension picks the format (.sgy/.segy, .h5/.hdf5, .mdio, .npy) unless --to is given.
     pub output: PathBuf,
     /// Output format.
     #[arg(long, value_parser = choice::<FileFormat>(), default_value = default_name::<FileFormat>())]

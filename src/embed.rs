@@ -105,6 +105,7 @@ pub fn read_volume(path: &Path, opts: &InputOptions) -> Result<Opened> {
             let text = r.summary().text;
             (Box::new(r), "segy", text)
         }
+        FileFormat::Mdio => (crate::io::open(path, opts)?, "mdio", String::new()),
         _ => (crate::io::open(path, opts)?, "hdf5", String::new()),
     };
     let volume = Volume::read(reader.as_ref())?;

@@ -128,6 +128,11 @@ pub fn describe(
             let summary = r.summary();
             (Box::new(r), Info { hdf5: Some(summary), ..info })
         }
+        FileFormat::Mdio => {
+            let r = crate::io::mdio::MdioReader::open(path)?;
+            let info = Info::new(path, "mdio", r.geometry());
+            (Box::new(r), info)
+        }
         FileFormat::GeoTiff => {
             return Err(crate::Error::format(
                 path,

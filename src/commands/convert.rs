@@ -1,4 +1,4 @@
-//! `seisimage convert`: SEG-Y ↔ HDF5 (and → NPY; from Seismic Unix), optionally cut to a box, streamed a block of inlines at a
+//! `seisimage convert`: SEG-Y ↔ HDF5 ↔ MDIO (and → NPY; from Seismic Unix), optionally cut to a box, streamed a block of inlines at a
 //! time so that a volume larger than memory converts in bounded memory.
 //!
 //! SEG-Y to SEG-Y keeps what the input's headers hold and the output can carry ([`keep_segy_headers`]):
@@ -52,6 +52,7 @@ fn output_format(args: &ConvertArgs) -> anyhow::Result<FileFormat> {
         Some("sgy" | "segy" | "seg") => Ok(FileFormat::Segy),
         Some("h5" | "hdf5" | "hdf" | "he5") => Ok(FileFormat::Hdf5),
         Some("npy") => Ok(FileFormat::Npy),
+        Some("mdio") => Ok(FileFormat::Mdio),
         Some("su") => Err(seisimage::Error::Request(format!(
             "{}: seisimage reads Seismic Unix files but does not write them; write SEG-Y (.sgy), which Seismic Unix \
              reads with segyread",
@@ -59,7 +60,7 @@ fn output_format(args: &ConvertArgs) -> anyhow::Result<FileFormat> {
         ))
         .into()),
         _ => Err(seisimage::Error::Request(format!(
-            "cannot tell the output format from {:?}: use an extension .sgy, .h5 or .npy, or --to",
+            "cannot tell the output format from {:?}: use an extension .sgy, .h5, .npy or .mdio, or --to",
             args.output.display()
         ))
         .into()),
@@ -86,7 +87,10 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
         ))
         .into());
     }
-    seisimage::io::files::check_output_file(&args.output)?;
+    // An MDIO dataset is a folder: its writer replaces only an earlier dataset.
+    if out_format != FileFormat::Mdio {
+        seisimage::io::files::check_output_file(&args.output)?;
+    }
     if seisimage::io::files::replaced_input(&args.output, &[("the input", args.input.as_path())]).is_some() {
         return Err(seisimage::Error::Request(format!(
             "{} is the input {} (the same file): writing it would replace the volume being read; choose another \
@@ -133,6 +137,12 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
         i += n;
     }
     progress.finish();
+    if out_format == FileFormat::Mdio {
+        seisimage::cancel::CancelToken::process().check()?;
+        let path = sink.finish()?;
+        tracing::info!("wrote {}", path.display());
+        return Ok(());
+    }
     let written = sink.close()?;
     if let (Some(input), FileFormat::Segy) = (&segy, out_format) {
         keep_segy_headers(input, &cut, &written, write_options(args).segy.endian)?;

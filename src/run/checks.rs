@@ -30,9 +30,12 @@ pub fn check_files(job: &Job) -> Result<()> {
     refuse_unless_empty(job)
 }
 
-/// Whether `path` is a regular file this process can open (without waiting: a FIFO is refused, not opened).
+/// Whether `path` is a regular file this process can open (without waiting: a FIFO is refused, not opened),
+/// or an MDIO dataset (a folder) whose root `zarr.json` is one.
 fn readable_file(job: &Job, key: &str, path: &Path) -> Result<()> {
-    match crate::io::files::open_regular(path) {
+    let zarr_root = path.join("zarr.json");
+    let file = if path.is_dir() && zarr_root.exists() { zarr_root.as_path() } else { path };
+    match crate::io::files::open_regular(file) {
         Ok(_) => Ok(()),
         Err(e) => {
             let why = match e {

@@ -32,6 +32,8 @@ mod imaging_jobs;
 mod job_folder;
 mod job_manifest;
 mod job_products;
+mod mdio_cli;
+mod mdio_interop;
 mod npy_io;
 mod png_encoding;
 mod python;

@@ -10,9 +10,15 @@ use serde_json::Value;
 /// Run `script` with `args` once `imports` (`"segyio, numpy"`) import; `None` when they cannot and that
 /// is allowed.
 pub fn python_json(imports: &str, script: &str, args: &[&OsStr]) -> Option<Value> {
+    python_json_from("SEISIMAGE_PYTHONPATH", imports, script, args)
+}
+
+/// [`python_json`] with `PYTHONPATH` from the variable `path_variable`: for readers whose dependencies
+/// cannot share a folder with the others (MDIO's pinned xarray).
+pub fn python_json_from(path_variable: &str, imports: &str, script: &str, args: &[&OsStr]) -> Option<Value> {
     let run = |code: &str| {
         let mut cmd = crate::cli_common::child("python3");
-        if let Some(path) = std::env::var_os("SEISIMAGE_PYTHONPATH") {
+        if let Some(path) = std::env::var_os(path_variable) {
             cmd.env("PYTHONPATH", path);
         }
         cmd.arg("-c").arg(code).args(args).output()
@@ -25,7 +31,7 @@ pub fn python_json(imports: &str, script: &str, args: &[&OsStr]) -> Option<Value
     if let Some(why) = why {
         let required = std::env::var("SEISIMAGE_INTEROP_TESTS").is_ok_and(|v| v == "1");
         assert!(!required, "SEISIMAGE_INTEROP_TESTS=1 but {imports} cannot be imported: {why}");
-        eprintln!("skipping: {imports} cannot be imported (set SEISIMAGE_PYTHONPATH): {why}");
+        eprintln!("skipping: {imports} cannot be imported (set {path_variable}): {why}");
         return None;
     }
     let out = run(script).expect("python3 started a moment ago");

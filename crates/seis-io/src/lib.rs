@@ -5,6 +5,7 @@ pub mod files;
 pub mod geotiff;
 pub mod hdf5;
 pub mod mapped;
+pub mod mdio;
 pub mod npy;
 pub mod output;
 pub mod segy;
@@ -34,6 +35,8 @@ pub enum FileFormat {
     /// GeoTIFF maps (written only, for depth and time slices).
     #[serde(rename = "geotiff")]
     GeoTiff,
+    /// MDIO v1: a Zarr v3 folder (`.mdio`).
+    Mdio,
 }
 
 impl Choice for FileFormat {
@@ -44,6 +47,7 @@ impl Choice for FileFormat {
         (FileFormat::Hdf5, "hdf5", ""),
         (FileFormat::Npy, "npy", ""),
         (FileFormat::GeoTiff, "geotiff", "GeoTIFF maps (written only, for depth and time slices)."),
+        (FileFormat::Mdio, "mdio", "MDIO v1: a Zarr v3 folder (.mdio)."),
     ];
 }
 
@@ -129,7 +133,11 @@ pub fn detect_format(path: &Path, hint: FileFormat) -> Result<FileFormat> {
         Some("h5" | "hdf5" | "hdf" | "he5") => return Ok(FileFormat::Hdf5),
         Some("npy") => return Ok(FileFormat::Npy),
         Some("tif" | "tiff") => return Ok(FileFormat::GeoTiff),
+        Some("mdio") => return Ok(FileFormat::Mdio),
         _ => {}
+    }
+    if path.is_dir() && path.join("zarr.json").exists() {
+        return Ok(FileFormat::Mdio);
     }
     let mut head = [0u8; 8];
     let n = {
@@ -154,6 +162,7 @@ pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
         FileFormat::Segy => Ok(Box::new(segy::SegyReader::open(path, &opts.segy())?)),
         FileFormat::Su => Ok(Box::new(segy::SegyReader::open_su(path, &opts.segy())?)),
         FileFormat::Hdf5 => Ok(Box::new(hdf5::Hdf5Reader::open(path, &opts.hdf5())?)),
+        FileFormat::Mdio => Ok(Box::new(mdio::MdioReader::open(path)?)),
         FileFormat::Npy => Err(Error::format(
             path,
             seis_core::error::Location::File,
@@ -186,6 +195,7 @@ pub enum VolumeSink {
     Hdf5(hdf5::Hdf5Writer),
     Npy(npy::NpyWriter),
     GeoTiff(geotiff::GeoTiffWriter),
+    Mdio(mdio::MdioWriter),
 }
 
 impl VolumeSink {
@@ -201,6 +211,9 @@ impl VolumeSink {
             FileFormat::Npy => VolumeSink::Npy(npy::NpyWriter::create(path, &geometry.shape())?),
             FileFormat::GeoTiff => {
                 VolumeSink::GeoTiff(geotiff::GeoTiffWriter::create(path, geometry, opts.crs.as_ref())?)
+            }
+            FileFormat::Mdio => {
+                VolumeSink::Mdio(mdio::MdioWriter::create(path, geometry, &mdio::MdioWriteOptions::default())?)
             }
             FileFormat::Auto => {
                 return Err(Error::Request(format!("{}: say which format to write", path.display())));
@@ -227,17 +240,26 @@ impl VolumeSink {
             }
             VolumeSink::Npy(w) => w.write(data),
             VolumeSink::GeoTiff(w) => w.write(data),
+            VolumeSink::Mdio(w) => w.write_inlines(first_il, data),
         }
     }
 
     /// Complete the file and move it to its name.
     pub fn finish(self) -> Result<std::path::PathBuf> {
-        self.close()?.commit()
+        match self {
+            VolumeSink::Mdio(w) => w.finish(),
+            other => other.close()?.commit(),
+        }
     }
 
-    /// Complete the file, leaving it under its temporary name (to be committed, measured or not).
+    /// Complete the file, leaving it under its temporary name (to be committed, measured or not). An MDIO
+    /// dataset is a folder, not a file: it completes with [`VolumeSink::finish`] only.
     pub fn close(self) -> Result<TempOutput> {
         match self {
+            VolumeSink::Mdio(w) => Err(Error::Request(format!(
+                "{}: an MDIO dataset is a folder; it is completed by finish, not kept as a temporary file",
+                w.final_path().display()
+            ))),
             VolumeSink::Segy(w) => w.close(),
             VolumeSink::Hdf5(w) => w.close(),
             VolumeSink::Npy(w) => w.close(),

@@ -91,7 +91,7 @@ fn parse_domain(text: &str) -> Option<Domain> {
 
 /// The domain a unit of the sample axis implies and the factor that converts it to that domain's unit
 /// (ms or m), which is what the volume model uses.
-fn parse_sample_unit(text: &str) -> Option<(Domain, f64)> {
+pub(crate) fn parse_sample_unit(text: &str) -> Option<(Domain, f64)> {
     match text.trim().to_ascii_lowercase().as_str() {
         "ms" | "millisecond" | "milliseconds" => Some((Domain::Time, 1.0)),
         "s" | "second" | "seconds" => Some((Domain::Time, 1000.0)),
