@@ -21,10 +21,11 @@
 # table, as ranks (the input read once, a slab per rank); the 3-D job as shards (`--shard I/N`, one GPU
 # each, every process reading the whole file, then `reduce`) and in frequency bands (device memory limited
 # to 4 GB); phase shift on a volume beyond one GPU's memory (LARGE_SIZE, one GPU in bands, then all).
-# SEISIMAGE_SCALING_JOBS="big big-ps" runs only those of the three. Every job's one-GPU products are the reference of its other runs, kept until the end. With
-# SEISIMAGE_BASE=OTHER_BIN, each scaling run is repeated right after with that binary (labels "base-...")
-# and compared with it, so that two builds are timed on the same host in one session. Summary lines go to
-# stdout.
+# With compute.deterministic, phase shift on 1 GPU and on all, twice each: identical files, and its cost.
+# SEISIMAGE_SCALING_JOBS="big big-ps" runs only those of the three scaling jobs. Every job's one-GPU
+# products are the reference of its other runs, kept until the end. With SEISIMAGE_BASE=OTHER_BIN, each
+# scaling run is repeated right after with that binary (labels "base-...") and compared with it, so that
+# two builds are timed on the same host in one session. Summary lines go to stdout.
 set -uo pipefail
 here=$(dirname "$(realpath "$0")")
 bin=$(realpath "$1"); out=$(mkdir -p "$2" && realpath "$2")
@@ -37,7 +38,7 @@ fail() { echo "FAILED: $*"; status=1; }
 # No run may hang the script: each is given up after this long.
 limit=${SEISIMAGE_RUN_LIMIT:-180}
 # The parts to run (all by default): SEISIMAGE_PARTS="scaling shards" runs only those two.
-parts=" ${SEISIMAGE_PARTS:-correctness scaling shards bands large killed} "
+parts=" ${SEISIMAGE_PARTS:-correctness scaling deterministic shards bands large killed} "
 wanted() { [[ $parts == *" $1 "* ]] && { [[ $1 == correctness || $1 == large ]] || scaling_job; }; }
 now() { date +%s.%N; }
 since() { python3 -c "print(f'{$(now) - $1:.2f}')"; }
@@ -95,8 +96,8 @@ depth_slices = [$((steps * 5)).0]
 
 [[output.roi]]
 name = "box"
-iline = [1, $roi]
-xline = [1, $roi]
+iline = [$((ni / 2 - roi / 2 + 1)), $((ni / 2 + roi / 2))]
+xline = [$((nx / 2 - roi / 2 + 1)), $((nx / 2 + roi / 2))]
 formats = ["npy"]
 EOT
 }
@@ -224,6 +225,24 @@ if wanted scaling; then
   done
 fi
 
+if wanted deterministic; then
+  echo "== compute.deterministic: phase shift (v(z)) on the scaling volume, twice each, on 1 GPU and on ${counts[-1]}"
+  n=${counts[-1]}
+  ps=$work/big-ps.toml
+  for run in 1 2; do
+    CUDA_VISIBLE_DEVICES=0 scaled "det-1-$run" "$ps" --backend cuda --set compute.deterministic=true
+    scaled "det-$n-$run" "$ps" --gpus "$n" --set compute.deterministic=true
+    CUDA_VISIBLE_DEVICES=0 scaled "free-1-$run" "$ps" --backend cuda
+  done
+  for label in "det-1" "det-$n"; do
+    result=$(compare "$work/$label-2" "$work/$label-1" --identical 2>&1) || fail "$label twice"
+    echo "$label twice: $result"
+  done
+  result=$(compare "$work/free-1-2" "$work/free-1-1" --identical 2>&1)
+  echo "without it, 1 GPU twice: $result"
+  check "deterministic against not, 1 GPU" "$work/det-1-1" "$work/free-1-1"
+fi
+
 if wanted shards; then
   echo "== the whole file in each process: shards on one GPU each, then reduce"
   for n in "${counts[@]}"; do
@@ -283,7 +302,8 @@ if wanted killed; then
     "manifest: $([ -f "$d/manifest.json" ] && echo present || echo none)"
   [ $code -ne 0 ] && [ ! -f "$d/manifest.json" ] || fail "killed rank under --gpus"
 
-  # Killed before it meets the others, a rank leaves them waiting until compute.rank_timeout_s: 30 s here.
+  # Separate processes: the others see the killed rank gone (its process note, on this host), whether it
+  # had met them or not.
   d=$work/killed-ranks
   start=$(now)
   pids=()
@@ -304,7 +324,9 @@ if wanted killed; then
   [ ! -f "$d/manifest.json" ] || fail "a manifest after a killed rank"
 fi
 
-find "$work" \( -name '*.sgy' -o -name '*.npy' -o -name '*.png' -o -name '*.partial' \) -delete
+# SEISIMAGE_KEEP=1 keeps the volumes and products, for another call of the script on the same OUT.
+[ -n "${SEISIMAGE_KEEP:-}" ] ||
+  find "$work" \( -name '*.sgy' -o -name '*.npy' -o -name '*.png' -o -name '*.partial' \) -delete
 tar czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
 echo "status $status (logs and manifests packed in $out.tar.gz)"
 exit $status

@@ -10,6 +10,7 @@
 //!   writes the products and the manifest ([`reduce`]). This needs no GPU and no NCCL: a CPU cluster or a
 //!   Slurm array with a dependent reduce job can split one survey.
 
+mod alive;
 pub mod launcher;
 pub mod partial;
 pub mod ranks;

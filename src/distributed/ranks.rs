@@ -149,11 +149,18 @@ impl crate::gpu::ranks::Peers for Rendezvous {
         cancel: &CancelToken,
         make: &dyn Fn() -> Result<[u8; 128]>,
     ) -> Result<[u8; 128]> {
+        super::alive::note_process(&self.dir, self.env.rank);
         share_id(&self.env, &self.dir, timeout, cancel, make)
     }
 
     fn failure(&self) -> Option<Error> {
         peer_failure(&self.dir, self.env.rank)
+    }
+
+    fn leaving(&self) {
+        if let Ok(folder) = Folder::open_no_link(&self.dir) {
+            super::alive::leave(&folder, self.env.rank);
+        }
     }
 
     fn tell_failure(&self, error: &Error) {
@@ -265,7 +272,7 @@ fn read_id(dir: &Path) -> Result<Option<[u8; 128]>> {
 }
 
 /// The first `limit` bytes of the file `name` in `folder`, if it is a regular file (a link is not followed).
-fn read_note(folder: &Folder, name: &str, limit: u64) -> std::io::Result<Vec<u8>> {
+pub(super) fn read_note(folder: &Folder, name: &str, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let file = folder.open_file(name, false)?;
     if !file.metadata()?.file_type().is_file() {
@@ -299,7 +306,9 @@ pub fn peer_failure(dir: &Path, me: usize) -> Option<Error> {
     }
     let mut failed: Vec<(usize, String)> = notes(&folder).into_iter().filter(|(rank, _)| *rank != me).collect();
     failed.sort();
-    let (rank, name) = failed.into_iter().next()?;
+    let Some((rank, name)) = failed.into_iter().next() else {
+        return super::alive::vanished_peer(&folder, me);
+    };
     let text = read_note(&folder, &name, MAX_NOTE as u64).unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
     let (code, message) = text.split_once('\n').unwrap_or(("1", &text));

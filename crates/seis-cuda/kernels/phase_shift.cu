@@ -7,6 +7,10 @@
 // the k-domain images are written once, without global atomics. The field arrives already multiplied by the
 // imaging weights (1 or 2, exact), so imaging is a plain sum.
 //
+// With `ordered` (compute.deterministic) each warp adds into k-domain images of its own, summed warp after
+// warp at the end, instead of into shared ones by atomics in the order the warps arrive: repeated runs then
+// give the same bits. It takes PS_WARPS times the shared memory per level.
+//
 // PS_LANES and PS_WARPS (the host launches CTAs of that shape) and the Segment records the host fills come
 // from the prelude.
 
@@ -39,11 +43,13 @@ phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], weighted, car
                   const double* __restrict__ k2,     // [nk]
                   const double* __restrict__ omega,  // [n_w]
                   int n_w, int nk, const Segment* __restrict__ segs, int n_segs,
-                  const float* __restrict__ slot_velocity, int n_slots, float dip_max, float dip_rolloff) {
-    extern __shared__ cpx acc[];  // [n_slots][PS_LANES]
+                  const float* __restrict__ slot_velocity, int n_slots, float dip_max, float dip_rolloff,
+                  int ordered) {
+    extern __shared__ cpx acc[];  // [n_slots][PS_LANES], or [PS_WARPS][n_slots][PS_LANES] when ordered
     int lane = threadIdx.x, warp = threadIdx.y;
     int k = blockIdx.x * PS_LANES + lane;
-    for (int i = warp * PS_LANES + lane; i < n_slots * PS_LANES; i += PS_LANES * PS_WARPS) acc[i] = cpx_make(0, 0);
+    int n_acc = n_slots * PS_LANES * (ordered ? PS_WARPS : 1);
+    for (int i = warp * PS_LANES + lane; i < n_acc; i += PS_LANES * PS_WARPS) acc[i] = cpx_make(0, 0);
     __syncthreads();
     bool live = k < nk;
     double kk = live ? k2[k] : 0.0;
@@ -96,8 +102,13 @@ phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], weighted, car
 #pragma unroll
                     for (int g = 0; g < PS_G; ++g) sum = cpx_add(sum, p[g]);
                 }
-                atomicAdd(&acc[seg.slot * PS_LANES + lane].re, sum.re);
-                atomicAdd(&acc[seg.slot * PS_LANES + lane].im, sum.im);
+                if (ordered) {
+                    cpx* mine = &acc[(warp * n_slots + seg.slot) * PS_LANES + lane];  // this thread's alone
+                    *mine = cpx_add(*mine, sum);
+                } else {
+                    atomicAdd(&acc[seg.slot * PS_LANES + lane].re, sum.re);
+                    atomicAdd(&acc[seg.slot * PS_LANES + lane].im, sum.im);
+                }
             }
         }
 #pragma unroll
@@ -108,6 +119,12 @@ phase_shift_block(cpx* __restrict__ field,           // [n_w][nk], weighted, car
     }
     __syncthreads();
     if (live) {
-        for (int s = warp; s < n_slots; s += PS_WARPS) kimg[(u64)s * nk + k] = acc[s * PS_LANES + lane];
+        for (int s = warp; s < n_slots; s += PS_WARPS) {
+            cpx total = acc[s * PS_LANES + lane];
+            if (ordered) {
+                for (int w = 1; w < PS_WARPS; ++w) total = cpx_add(total, acc[(w * n_slots + s) * PS_LANES + lane]);
+            }
+            kimg[(u64)s * nk + k] = total;
+        }
     }
 }

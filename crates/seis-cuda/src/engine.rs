@@ -126,6 +126,12 @@ impl GpuEngine {
         self.settings.naive = naive;
     }
 
+    /// Sum in a fixed order where the kernels would otherwise add in the order their threads arrive, so that
+    /// two runs give the same bits (`compute.deterministic`).
+    pub fn set_deterministic(&mut self, deterministic: bool) {
+        self.settings.deterministic = deterministic;
+    }
+
     pub fn device(&self) -> &DeviceInfo {
         &self.launcher.gpu.info
     }

@@ -38,6 +38,7 @@ pub(crate) fn engine_on(compute: &ComputeConfig) -> Result<(GpuEngine, BackendCh
     let mut engine = GpuEngine::new(device.clone(), compute.fast_math, &kernel_cache::KernelCache::from_env())?;
     engine.set_memory_limit(compute.device_memory_gb.map(|gb| (gb * 1e9) as u64));
     engine.set_store(compute.store_settings());
+    engine.set_deterministic(compute.deterministic);
     let detail = format!(
         "{} (compute capability {}.{}, {:.1} GiB), driver CUDA {}.{}, kernels {} NVRTC {}.{} in {:.2} s{}",
         device.name,

@@ -25,10 +25,13 @@ pub trait Peers: Send + Sync {
         cancel: &CancelToken,
         make: &dyn Fn() -> Result<[u8; 128]>,
     ) -> Result<[u8; 128]>;
-    /// The failure of another rank, once one has told it, as this rank's error.
+    /// The failure of another rank, once one has told it or is seen gone without a word, as this rank's
+    /// error.
     fn failure(&self) -> Option<Error>;
     /// Tell the other ranks that this one failed with `error`.
     fn tell_failure(&self, error: &Error);
     /// The run ended well (rank 0): what the meeting left may go.
     fn finished(&self);
+    /// This rank's part ended well and it may end before the others (not rank 0): its ending is no failure.
+    fn leaving(&self) {}
 }

@@ -265,7 +265,7 @@ impl Engine for RankEngine {
                 self.comm.abort();
             }
             Ok(()) if self.peers.rank() == 0 => self.peers.finished(),
-            Ok(()) => {}
+            Ok(()) => self.peers.leaving(),
         }
         result
     }

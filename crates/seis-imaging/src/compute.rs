@@ -48,6 +48,9 @@ pub struct ComputeConfig {
     pub scratch_dir: Option<PathBuf>,
     /// Several GPU ranks: how long (s) a rank waits for the others to start and meet (NCCL's set-up).
     pub rank_timeout_s: f64,
+    /// GPU: sums in a fixed order, so that repeated runs write the same bits (phase shift otherwise adds
+    /// its frequencies in the order its threads arrive).
+    pub deterministic: bool,
 }
 
 impl Default for ComputeConfig {
@@ -61,6 +64,7 @@ impl Default for ComputeConfig {
             host_memory_gb: None,
             scratch_dir: None,
             rank_timeout_s: 300.0,
+            deterministic: false,
         }
     }
 }

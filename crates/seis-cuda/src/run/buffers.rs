@@ -26,6 +26,8 @@ pub struct RunSettings {
     pub memory_limit: Option<u64>,
     /// Ranks of a run over several GPUs that trade the input's frequencies (0 or 1: this process alone).
     pub ranks: usize,
+    /// Sums in a fixed order, so that runs repeat bit for bit (`compute.deterministic`).
+    pub deterministic: bool,
 }
 
 /// What decides the device buffers and FFT plans of a run: runs that agree on it can use the same ones.

@@ -67,7 +67,10 @@ impl RunShape {
     /// The shape of a run of `plan` and `request` by `members` migrations of a velocity scan (1: once).
     pub fn of(plan: &Plan, request: &ImageRequest, members: usize, settings: RunSettings) -> Self {
         let launch_sizes = match plan.method.kind() {
-            Method::PhaseShift => phase_shift::launches(plan, usize::MAX).iter().map(|b| b.slot_levels.len()).collect(),
+            Method::PhaseShift => phase_shift::launches(plan, phase_shift::most_slots(settings.deterministic))
+                .iter()
+                .map(|b| b.slot_levels.len())
+                .collect(),
             _ => Vec::new(),
         };
         RunShape::new(plan, request, members, settings, launch_sizes)

@@ -19,6 +19,20 @@ use seis_imaging::{plan, Plan};
 /// (levels × 32 lanes × 8 bytes = 32 KiB), under the 48 KiB a kernel gets without opting in.
 const PS_MAX_SLOTS: usize = 128;
 
+/// With `compute.deterministic`, each warp adds into sums of its own, added warp after warp at the end
+/// instead of by shared-memory atomics in the order the warps arrive: as many levels as fit the same
+/// shared memory then, eight times fewer.
+const PS_MAX_SLOTS_ORDERED: usize = PS_MAX_SLOTS / PS_WARPS as usize;
+
+/// The most levels a launch images, with the sums in a fixed order or not.
+pub(super) fn most_slots(ordered: bool) -> usize {
+    if ordered {
+        PS_MAX_SLOTS_ORDERED
+    } else {
+        PS_MAX_SLOTS
+    }
+}
+
 impl Run<'_> {
     /// Phase shift of one band with `plan` (the member's): each launch's k-domain images are imaged and
     /// gathered into the products.
@@ -28,7 +42,9 @@ impl Run<'_> {
         // The imaging weights (1 or 2: exact) go into the field once, so the kernel's imaging is a plain sum.
         self.timed("migrate", || self.scale_spectrum(self.weight_cpx.ptr_at(band.start), band.len()))?;
         ctx.progress.begin("phase shift", plan.levels.len() as u64);
-        for launch in launches(plan, self.buffers.slots) {
+        let ordered = self.buffers.shape().settings.deterministic;
+        let copies = if ordered { PS_WARPS as usize } else { 1 };
+        for launch in launches(plan, self.buffers.slots.min(most_slots(ordered))) {
             ctx.check()?;
             let segs = DeviceBuffer::from_slice(&dev.gpu, &launch.segments)?;
             let slot_velocity = DeviceBuffer::from_slice(&dev.gpu, &launch.slot_velocity)?;
@@ -37,7 +53,7 @@ impl Run<'_> {
             let cfg = LaunchConfig {
                 grid_dim: ((self.nk as u32).div_ceil(PS_LANES), 1, 1),
                 block_dim: (PS_LANES, PS_WARPS, 1),
-                shared_mem_bytes: (n_slots * PS_LANES as usize * 8) as u32,
+                shared_mem_bytes: (copies * n_slots * PS_LANES as usize * 8) as u32,
             };
             self.timed("migrate", || {
                 dev.launch(
@@ -57,6 +73,7 @@ impl Run<'_> {
                         Arg::I32(n_slots as i32),
                         Arg::F32(max),
                         Arg::F32(rolloff),
+                        Arg::I32(ordered as i32),
                     ],
                 )
             })?;
@@ -188,6 +205,17 @@ mod tests {
             assert_eq!(sizes(&cut), super::super::buffers::capped_launches(&plan, cap), "{cap}");
             let levels_cut: Vec<usize> = cut.iter().flat_map(|b| b.slot_levels.iter().copied()).collect();
             assert_eq!(levels_cut, levels, "{cap}");
+        }
+        // Sums in a fixed order take eight times the shared memory a level: a run's shape (whose launches size
+        // its FFT plans) has the launches the kernel is given, none over the shared memory.
+        use crate::run::buffers::{RunSettings, RunShape};
+        let request = ImageRequest::whole(&image);
+        for ordered in [false, true] {
+            let settings = RunSettings { deterministic: ordered, ..Default::default() };
+            let shape = RunShape::of(&plan, &request, 1, settings);
+            let cut = super::launches(&plan, most_slots(ordered));
+            assert_eq!(shape, RunShape::new(&plan, &request, 1, settings, sizes(&cut)), "ordered: {ordered}");
+            assert!(cut.iter().all(|b| b.slot_levels.len() * if ordered { 8 } else { 1 } <= PS_MAX_SLOTS));
         }
     }
 }
