@@ -58,7 +58,7 @@ impl Share {
         split_even(n, self.count).swap_remove(self.index)
     }
 
-    pub fn is_whole(self) -> bool {
+    pub(crate) fn is_whole(self) -> bool {
         self.count == 1
     }
 }
