@@ -50,10 +50,16 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
     let job = bench_job(cfg, &input)?;
     // As `seisimage run` does: the engine starts while the input is opened and planned.
     let t = Instant::now();
-    let engine = run::start_engine(&job, cfg.backend);
+    // A benchmark measures this process alone, whatever launched it.
+    let engine = run::start_engine(&job, cfg.backend, &run::RunMode::Alone);
     let prepared = run::prepare(job)?;
     let prepare_seconds = t.elapsed().as_secs_f64();
-    let manifest = run::execute(&prepared, engine, &mut RunContext::new(progress, CancelToken::process().child()))?;
+    let manifest = run::execute(
+        &prepared,
+        engine,
+        &run::RunMode::Alone,
+        &mut RunContext::new(progress, CancelToken::process().child()),
+    )?;
     // To the manifest on disk; the engine's release that may be waited for after it is reported apart.
     let end_to_end_seconds = manifest.completed.map_or_else(|| t.elapsed(), |c| c - t).as_secs_f64();
     let release_wait_seconds = t.elapsed().as_secs_f64() - end_to_end_seconds;

@@ -16,7 +16,7 @@ use crate::io::segy::SegyReader;
 use crate::io::{detect_format, FileFormat, InputOptions};
 use crate::job::{Backend, Job};
 use crate::progress::Progress;
-use crate::run::{check_files, memory_report, prepare, prepare_with, run_jobs, start_engine};
+use crate::run::{check_files, memory_report, prepare, prepare_with, run_jobs, start_engine, RunMode};
 use crate::volume::{Geometry, IndexBox, Volume, VolumeReader};
 
 /// Read a job from a JSON object shaped like a job file (tables as objects), with `--set` overrides. The
@@ -37,7 +37,8 @@ pub fn input_options_from_json(json: &str) -> Result<InputOptions> {
 }
 
 /// Run `job` as `seisimage run` does (on `backend` instead of the job's when given) and return its
-/// manifest, as written to `manifest.json`.
+/// manifest, as written to `manifest.json`. The calling program runs the job alone: a run over several
+/// GPUs is the command line's (`seisimage run` under a launcher).
 pub fn run_job(
     job: &Job,
     backend: Option<Backend>,
@@ -48,7 +49,7 @@ pub fn run_job(
     let done = |m: &crate::run::Manifest| {
         *manifest.lock().unwrap_or_else(|p| p.into_inner()) = Some(serde_json::to_value(m));
     };
-    let mut failed = run_jobs(std::slice::from_ref(job), backend, progress, cancel, &done)?;
+    let mut failed = run_jobs(std::slice::from_ref(job), backend, &RunMode::Alone, progress, cancel, &done)?;
     if let Some((_, e)) = failed.pop() {
         return Err(e);
     }
@@ -148,7 +149,7 @@ pub fn migrate_volume(
     // of the engine are gone before it returns.
     let reader = ArrayReader { geometry, data: data.as_ptr(), len: data.len() };
     let backend = job.config.compute.backend;
-    let mut engine = start_engine(&job, backend);
+    let mut engine = start_engine(&job, backend, &RunMode::Alone);
     let prepared = prepare_with(job, Box::new(reader))?;
     let spec = prepared.products.first().ok_or_else(|| Error::Request("the job asks for no product".into()))?;
     if spec.time.is_some() || spec.attribute.is_some() {

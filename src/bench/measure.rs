@@ -35,7 +35,7 @@ pub(super) fn scan_bench(
         .iter()
         .map(|m| Migration { input, plan: &m.plan, velocity: &m.velocity, request: &planned.request })
         .collect();
-    let mut engine = run::select_engine(&p.job, backend)?.engine;
+    let mut engine = run::select_engine(&p.job, backend, &run::RunMode::Alone)?.engine;
     let mut timed = |scan: &[Migration]| -> Result<(f64, crate::stats::RunStats)> {
         let collected: Vec<Collected> = scan.iter().map(|_| Collected::new(&planned.request)).collect();
         let sinks: Vec<&dyn ProductSink> = collected.iter().map(|c| c as &dyn ProductSink).collect();

@@ -4,7 +4,7 @@ use seisimage::cancel::CancelToken;
 use seisimage::distributed::{launcher, ranks, shard};
 use seisimage::job::{Backend, Job};
 use seisimage::progress::Progress;
-use seisimage::run::{self, check_files, memory_report, prepare, run_jobs, Manifest, MANIFEST};
+use seisimage::run::{self, check_files, memory_report, prepare, run_jobs, Manifest, RunMode, MANIFEST};
 use seisimage::Error;
 
 use super::Reporting;
@@ -19,15 +19,17 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     if let Some(gpus) = args.gpus {
         return launch_ranks(args, &jobs, gpus, cancel);
     }
-    if let Some(env) = ranks::RankEnv::from_env()? {
-        return run_rank(args, &jobs, &env, progress.as_ref(), cancel);
-    }
-    if let Some(share) = args.shard {
-        for job in &jobs {
-            let backend = args.backend.unwrap_or(job.config.compute.backend);
-            shard::run_shard(job, backend, share, args.partials.as_deref(), progress.as_ref(), cancel)?;
+    let mode = RunMode::of_run(args.shard)?;
+    match &mode {
+        RunMode::Rank(env) => return run_rank(args, &jobs, env, progress.as_ref(), cancel),
+        RunMode::Shard(share) => {
+            for job in &jobs {
+                let backend = args.backend.unwrap_or(job.config.compute.backend);
+                shard::run_shard(job, backend, *share, args.partials.as_deref(), progress.as_ref(), cancel)?;
+            }
+            return Ok(());
         }
-        return Ok(());
+        RunMode::Alone | RunMode::Reduce => {}
     }
     let count = jobs.len();
     let done = |manifest: &Manifest| {
@@ -43,7 +45,7 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
         );
     };
     let mut failed =
-        run_jobs(&jobs, args.backend, progress.as_ref(), seisimage::cancel::CancelToken::process(), &done)?;
+        run_jobs(&jobs, args.backend, &mode, progress.as_ref(), seisimage::cancel::CancelToken::process(), &done)?;
     if failed.is_empty() {
         return Ok(());
     }
@@ -107,7 +109,7 @@ fn run_rank(
     refuse_for_ranks(args, jobs)?;
     let job = &jobs[0];
     let result = if env.rank == 0 {
-        run_jobs(jobs, Some(Backend::Cuda), progress, cancel, &|m: &Manifest| {
+        run_jobs(jobs, Some(Backend::Cuda), &RunMode::Rank(env.clone()), progress, cancel, &|m: &Manifest| {
             tracing::info!(
                 "done in {:.2} s over {} ranks (see {})",
                 m.wall_seconds,
@@ -117,7 +119,7 @@ fn run_rank(
         })
         .and_then(|mut failed| failed.pop().map_or(Ok(()), |(_, e)| Err(e)))
     } else {
-        seisimage::run::follow(job, progress, cancel)
+        seisimage::run::follow(job, env, progress, cancel)
     };
     if let Err(e) = &result {
         if !matches!(e, Error::Peer { .. }) {

@@ -16,5 +16,6 @@ pub mod partial;
 pub mod ranks;
 pub mod reduce;
 pub mod shard;
+pub mod slurm;
 
 pub use crate::imaging::parts::{host_name, part_record, sum_in_order};

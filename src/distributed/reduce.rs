@@ -20,7 +20,7 @@ use crate::imaging::{BackendChoice, Engine, Migration, ProductSink};
 use crate::job::Job;
 use crate::products::ProductSpec;
 use crate::progress::Progress;
-use crate::run::{execute_on, prepare, AfterMigration, Manifest, ReadyEngine, Started};
+use crate::run::{execute_on, prepare, AfterMigration, Manifest, ReadyEngine, RunMode, Started};
 use crate::stats::{Distribution, PartRecord};
 
 /// Sum the `shards` shares of `job` found in `dir` (the job's output folder when `None`) and write the
@@ -84,7 +84,7 @@ pub fn reduce(
     let choice = BackendChoice { kind: "reduce", detail: format!("the sum of {shards} shards from {}", dir.display()) };
     let mut ctx = RunContext::new(progress, cancel.child());
     let ready = ReadyEngine::new(Box::new(engine), choice);
-    let (manifest, _) = execute_on(&prepared, ready, AfterMigration::Release, started, &mut ctx)?;
+    let (manifest, _) = execute_on(&prepared, ready, &RunMode::Reduce, AfterMigration::Release, started, &mut ctx)?;
     Ok(manifest)
 }
 

@@ -13,7 +13,7 @@ use crate::imaging::bands::Share;
 use crate::imaging::{Collected, ProductSink};
 use crate::job::{Backend, Job};
 use crate::progress::Progress;
-use crate::run::{prepare, start_engine};
+use crate::run::{prepare, start_engine, RunMode};
 
 /// Run share `share` of `job` on `backend` and write its partial products into `dir` (the job's output
 /// folder when `None`). Returns the file written.
@@ -30,7 +30,7 @@ pub fn run_shard(
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     // Other shares may be writing there too: only the temporary files of runs that died go.
     crate::io::output::remove_stale(&dir);
-    let mut engine = start_engine(job, backend);
+    let mut engine = start_engine(job, backend, &RunMode::Shard(share));
     let mut prepared = prepare(job.clone())?;
     let path = dir.join(partial::file_name(share));
     if let Some((what, input)) = prepared.replaced_input(&path) {

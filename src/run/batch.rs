@@ -15,6 +15,7 @@ use super::engine::{start_engine, EngineKey, EngineStart, ReadyEngine};
 use super::execute::{execute_on, AfterMigration};
 use super::manifest::{Manifest, Started};
 use super::prepare::{prepare, Prepared};
+use super::RunMode;
 
 /// Run `jobs` one after another, the way `seisimage run` does with several job files:
 ///
@@ -29,11 +30,13 @@ use super::prepare::{prepare, Prepared};
 ///   `cancel`.
 ///
 /// The log names the version and each job, then what the job reads, how it migrates and what it writes,
-/// so that a batch log says what ran. `done` is told of each finished job. Returns the jobs that failed,
+/// so that a batch log says what ran. `mode` is how this process takes part: alone, or as rank 0 of a run
+/// over several GPUs. `done` is told of each finished job. Returns the jobs that failed,
 /// with their errors, in order.
 pub fn run_jobs(
     jobs: &[Job],
     backend: Option<Backend>,
+    mode: &RunMode,
     progress: &dyn Progress,
     cancel: &CancelToken,
     done: &dyn Fn(&Manifest),
@@ -45,7 +48,7 @@ pub fn run_jobs(
         [job] => tracing::info!("seisimage {version}: job {}", job.source.display()),
         _ => tracing::info!("seisimage {version}: {} jobs", jobs.len()),
     }
-    let mut batch = Batch { jobs, backend, progress, cancel, engine: None, ahead: None };
+    let mut batch = Batch { jobs, backend, mode, progress, cancel, engine: None, ahead: None };
     let mut failed = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
         if jobs.len() > 1 {
@@ -101,6 +104,8 @@ struct Batch<'a> {
     jobs: &'a [Job],
     /// The command line's backend, over each job's own.
     backend: Option<Backend>,
+    /// How this process takes part in the run: alone, or rank 0 of a run over several GPUs.
+    mode: &'a RunMode,
     progress: &'a dyn Progress,
     cancel: &'a CancelToken,
     /// The engine the last job ran on, for the next job if it needs the same one.
@@ -120,7 +125,7 @@ impl Batch<'_> {
         let engine = match self.engine.take() {
             Some((k, engine)) if k == key => JobEngine::Shared(engine),
             // The engine (CUDA start-up included) gets ready while the input is opened and the job planned.
-            _ => JobEngine::Starting(start_engine(job, backend)),
+            _ => JobEngine::Starting(start_engine(job, backend, self.mode)),
         };
         let prepared = match self.ahead.take() {
             Some(preparing) => preparing
@@ -153,7 +158,7 @@ impl Batch<'_> {
         let after = if last { AfterMigration::Release } else { AfterMigration::Keep };
         let mut ctx = RunContext::new(self.progress, self.cancel.child());
         // A job that fails from here on may have left its engine unusable: it is not kept.
-        let (manifest, engine) = execute_on(&prepared, engine, after, started, &mut ctx)?;
+        let (manifest, engine) = execute_on(&prepared, engine, self.mode, after, started, &mut ctx)?;
         self.engine = engine.map(|engine| (key, engine));
         Ok(manifest)
     }

@@ -8,13 +8,13 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::context::RunContext;
-use crate::distributed::ranks::{RankEnv, Rendezvous};
+use crate::distributed::ranks::Rendezvous;
 use crate::error::{Error, Result};
 use crate::imaging::{BackendChoice, CpuEngine, Engine, ImageRequest, Migration, Plan, ProductSink};
 use crate::job::{Backend, Job};
 use crate::stats::RunStats;
 
-use super::Prepared;
+use super::{Prepared, RunMode};
 
 /// An engine picked for a job.
 pub struct Selected {
@@ -29,8 +29,8 @@ pub struct Selected {
 /// once.
 static FALLBACK_EXPLAINED: AtomicBool = AtomicBool::new(false);
 
-/// Pick the engine for `backend` (the job's, unless the command line overrides it).
-pub fn select_engine(job: &Job, backend: Backend) -> Result<Selected> {
+/// Pick the engine for `backend` (the job's, unless the command line overrides it) in a run of `mode`.
+pub fn select_engine(job: &Job, backend: Backend, mode: &RunMode) -> Result<Selected> {
     let compute = &job.config.compute;
     let threads = (compute.threads > 0).then_some(compute.threads);
     let cpu = |why: String| -> Result<Selected> {
@@ -40,7 +40,8 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<Selected> {
         let choice = BackendChoice { kind: "cpu", detail: format!("{summary}{why}") };
         Ok(Selected { engine: Box::new(engine), choice, summary })
     };
-    let gpu = || gpu_engine(job).map(|(engine, choice)| Selected { summary: choice.detail.clone(), engine, choice });
+    let gpu =
+        || gpu_engine(job, mode).map(|(engine, choice)| Selected { summary: choice.detail.clone(), engine, choice });
     match backend {
         Backend::Cpu => cpu(String::new()),
         // A scheduler sees exit code 1: the job is right, this machine cannot run it (see docs/cluster.md).
@@ -63,13 +64,13 @@ pub fn select_engine(job: &Job, backend: Backend) -> Result<Selected> {
     }
 }
 
-/// The CUDA engine for `job`, or why there is none: the engine of this process's GPU, or, when a launcher
-/// started this process as a rank of a run over several GPUs, the engine of its rank.
-fn gpu_engine(job: &Job) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
+/// The CUDA engine for `job`, or why there is none: the engine of this process's GPU, or, when this process
+/// is a rank of a run over several GPUs, the engine of its rank.
+fn gpu_engine(job: &Job, mode: &RunMode) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
     let compute = &job.config.compute;
-    match RankEnv::from_env()? {
+    match mode.rank() {
         Some(env) => {
-            let peers = Rendezvous::new(env, &job.config.output.dir)?;
+            let peers = Rendezvous::new(env.clone(), &job.config.output.dir)?;
             crate::gpu::ranks::RankEngine::start(compute, std::sync::Arc::new(peers))
         }
         None => crate::gpu::engine_for(compute),
@@ -96,13 +97,14 @@ pub struct EngineStart {
     plans: Option<SyncSender<(Plan, ImageRequest, usize)>>,
 }
 
-/// Begin setting up the engine for `job` (the job's backend unless `backend` overrides it).
-pub fn start_engine(job: &Job, backend: Backend) -> EngineStart {
+/// Begin setting up the engine for `job` (the job's backend unless `backend` overrides it) in a run of `mode`.
+pub fn start_engine(job: &Job, backend: Backend, mode: &RunMode) -> EngineStart {
     let job = job.clone();
+    let mode = mode.clone();
     let (plans, planned) = std::sync::mpsc::sync_channel::<(Plan, ImageRequest, usize)>(1);
     let handle = std::thread::spawn(move || {
         let t = Instant::now();
-        let mut selected = select_engine(&job, backend)?;
+        let mut selected = select_engine(&job, backend, &mode)?;
         // The job's plan arrives when it is made, or never (the job failed, or is run elsewhere).
         if let Ok((plan, request, members)) = planned.recv() {
             if let Err(e) = selected.engine.prepare(&plan, &request, members) {

@@ -16,7 +16,7 @@ use crate::scan_focus::ScanFocus;
 use super::engine::{EngineStart, ReadyEngine};
 use super::folder::OutputFolder;
 use super::manifest::{Manifest, Started};
-use super::Prepared;
+use super::{Prepared, RunMode};
 
 /// What becomes of the engine once the job has migrated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,16 +28,16 @@ pub enum AfterMigration {
 }
 
 /// Run a prepared job to its manifest on the engine being set up, which is released as the products are
-/// written. See [`execute_on`].
-pub fn execute(p: &Prepared, mut engine: EngineStart, ctx: &mut RunContext) -> Result<Manifest> {
+/// written; the process runs in `mode`. See [`execute_on`].
+pub fn execute(p: &Prepared, mut engine: EngineStart, mode: &RunMode, ctx: &mut RunContext) -> Result<Manifest> {
     let started = Started::now();
     engine.plan_ready(p);
     let engine = engine.ready()?;
-    execute_on(p, engine, AfterMigration::Release, started, ctx).map(|(manifest, _)| manifest)
+    execute_on(p, engine, mode, AfterMigration::Release, started, ctx).map(|(manifest, _)| manifest)
 }
 
 /// Run a prepared job to its manifest on `engine`, which is handed back after the job when `after` keeps
-/// it. `started` is when the job started.
+/// it. `started` is when the job started; the process runs in `mode`.
 ///
 /// Everything that can fail without the data fails first: the output folder must take the products, and
 /// is locked for this run (see [`OutputFolder`]); a manifest from an earlier run goes before the migration
@@ -46,6 +46,7 @@ pub fn execute(p: &Prepared, mut engine: EngineStart, ctx: &mut RunContext) -> R
 pub fn execute_on(
     p: &Prepared,
     mut engine: ReadyEngine,
+    mode: &RunMode,
     after: AfterMigration,
     started: Started,
     ctx: &mut RunContext,
@@ -58,7 +59,8 @@ pub fn execute_on(
     let estimate = products::estimated_bytes(&p.written_products(), render)
         + crate::scan::panel_bytes(&p.products, p.migrations().len(), render);
     let mut folder_warnings = Vec::new();
-    let folder = OutputFolder::prepare(&p.job, &p.written_products(), &p.inputs(), estimate, &mut folder_warnings);
+    let folder =
+        OutputFolder::prepare(&p.job, mode, &p.written_products(), &p.inputs(), estimate, &mut folder_warnings);
     folder_warnings.into_iter().for_each(|w| warnings.add(w));
     let folder = folder?;
 

@@ -37,6 +37,7 @@ use crate::products::{ProductSpec, INDEX_PAGE};
 
 use super::lock::{FolderLock, LockError, LOCK_FILE};
 use super::manifest::MANIFEST;
+use super::RunMode;
 
 /// A manifest larger than this is not read for the files it lists.
 const MAX_MANIFEST_BYTES: u64 = 64 << 20;
@@ -52,9 +53,11 @@ pub struct OutputFolder {
 impl OutputFolder {
     /// Make the output folder of `job` ready for `products` of about `needed_bytes`: made, locked, with
     /// room, and cleared as `output.existing` says, leaving every file of `inputs` (what the run reads).
-    /// Warnings (a stale lock taken over, files left in place) are pushed to `warnings`.
+    /// Warnings (a stale lock taken over, files left in place) are pushed to `warnings`. The rendezvous
+    /// folders of failed runs over several GPUs go, except that of the run `mode` is a rank of.
     pub fn prepare(
         job: &Job,
+        mode: &RunMode,
         products: &[ProductSpec],
         inputs: &[(&str, &Path)],
         needed_bytes: u64,
@@ -84,8 +87,7 @@ impl OutputFolder {
         folder.check_in_place()?;
         // Held now: the temporary files of runs on this host that died here can go.
         crate::io::output::remove_stale(dir);
-        let own_run = crate::distributed::ranks::RankEnv::from_env().ok().flatten().and_then(|env| env.run_id);
-        crate::distributed::ranks::remove_failed(folder.held.folder(), own_run.as_deref());
+        crate::distributed::ranks::remove_failed(folder.held.folder(), mode.run_id());
         let keep = (job.config.output.keep_free_gb * 1e9) as u64;
         if let Some(free) = free_bytes(dir) {
             check_free_space(dir, free, needed_bytes, keep)?;

@@ -4,13 +4,18 @@ use crate::cancel::CancelToken;
 use crate::error::Result;
 
 /// A rank other than 0 of a run over several GPUs: it migrates its share of `job` with the others, and
-/// writes nothing (rank 0 writes the products and the manifest).
-pub fn follow(job: &crate::job::Job, progress: &dyn crate::progress::Progress, cancel: &CancelToken) -> Result<()> {
+/// writes nothing (rank 0 writes the products and the manifest). `rank` is this process's place in the run.
+pub fn follow(
+    job: &crate::job::Job,
+    rank: &crate::distributed::ranks::RankEnv,
+    progress: &dyn crate::progress::Progress,
+    cancel: &CancelToken,
+) -> Result<()> {
     struct Discard;
     impl crate::imaging::ProductSink for Discard {
         fn complete(&self, _index: usize, _values: Vec<f32>) {}
     }
-    let mut engine = super::start_engine(job, crate::job::Backend::Cuda);
+    let mut engine = super::start_engine(job, crate::job::Backend::Cuda, &super::RunMode::Rank(rank.clone()));
     let prepared = super::prepare(job.clone())?;
     engine.plan_ready(&prepared);
     let mut engine = engine.ready()?;

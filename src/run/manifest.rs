@@ -13,6 +13,8 @@ use crate::volume::{CoordTransform, LineAxis, SampleAxis};
 
 use super::Prepared;
 
+pub use crate::distributed::slurm::Slurm;
+
 /// Name of the run manifest in the output folder.
 pub const MANIFEST: &str = "manifest.json";
 
@@ -77,30 +79,6 @@ pub struct Versions {
     pub seisimage: &'static str,
     /// The HDF5 library built in.
     pub hdf5: String,
-}
-
-/// The Slurm identifiers of the process (`SLURM_JOB_ID`, `SLURM_ARRAY_JOB_ID`, `SLURM_ARRAY_TASK_ID`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Slurm {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub job_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub array_job_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub array_task_id: Option<String>,
-}
-
-impl Slurm {
-    /// The identifiers of this process, if it runs under Slurm.
-    pub fn of_process() -> Option<Slurm> {
-        let var = |name| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let s = Slurm {
-            job_id: var("SLURM_JOB_ID"),
-            array_job_id: var("SLURM_ARRAY_JOB_ID"),
-            array_task_id: var("SLURM_ARRAY_TASK_ID"),
-        };
-        (s != Slurm { job_id: None, array_job_id: None, array_task_id: None }).then_some(s)
-    }
 }
 
 /// A file as it was when the job read it: its size and when it was last changed.

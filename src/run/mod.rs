@@ -15,6 +15,9 @@
 //!    is kept for the next job) while the last ones are written.
 //! 5. The products are put in place together, then the manifest is written ([`Manifest`]).
 //!
+//! Whether the process runs alone, as a rank, a shard or a reduce ([`RunMode`]) is decided once, where its
+//! command starts, and handed to the engine's selection and the output folder's set-up.
+//!
 //! A batch of jobs ([`run_jobs`]) checks every job first, and the files each names ([`check_files`]), and
 //! refuses two jobs with one output folder, then runs the jobs one after another on a shared engine, each
 //! prepared while the one before it migrates.
@@ -28,6 +31,7 @@ mod folder;
 mod follow;
 mod lock;
 mod manifest;
+mod mode;
 mod prepare;
 
 pub use batch::run_jobs;
@@ -40,4 +44,5 @@ pub use lock::{host_name, FolderLock, LOCK_FILE};
 pub use manifest::{
     utc, FileRecord, FileStamp, InputAxes, InputRecord, Manifest, Slurm, Started, Versions, MANIFEST, MANIFEST_SCHEMA,
 };
+pub use mode::RunMode;
 pub use prepare::{count, prepare, prepare_with, Prepared};

@@ -91,21 +91,47 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The launchers' variables (or the start of their names) that say which rank a process is and which run.
+const LAUNCHER_VARIABLES: [&str; 9] =
+    ["RANK\"", "WORLD_SIZE", "LOCAL_RANK", "SLURM_", "OMPI_", "PMI_", "PMIX_", "NCCL_COMM_ID", "SEISIMAGE_RUN_ID"];
+
+/// The launcher's variable that `text` names as a string literal (how a variable is read; a comment may
+/// still name one).
+fn launcher_variable_read(text: &str) -> Option<&'static str> {
+    LAUNCHER_VARIABLES.into_iter().find(|name| text.contains(&format!("\"{name}")))
+}
+
 #[test]
 fn no_engine_reads_the_launchers_environment() {
     let mut files = Vec::new();
     rust_files(&root().join("crates"), &mut files);
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        // A variable is read by its name as a string literal; a comment may still name it.
-        for name in ["SLURM_", "OMPI_", "PMI_", "WORLD_SIZE", "LOCAL_RANK", "NCCL_COMM_ID", "SEISIMAGE_RUN_ID"] {
-            assert!(
-                !text.contains(&format!("\"{name}")),
-                "{} reads {name}: only the application reads a launcher's environment",
-                file.display()
-            );
+        if let Some(name) = launcher_variable_read(&text) {
+            panic!("{} reads {name}: only the application reads a launcher's environment", file.display());
         }
     }
+}
+
+#[test]
+fn the_application_reads_the_launchers_environment_in_src_distributed_alone() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let distributed = root().join("src").join("distributed");
+    let mut resolved = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        if !file.starts_with(&distributed) {
+            if let Some(name) = launcher_variable_read(&text) {
+                panic!("{} reads {name}: the launchers' environment is read in src/distributed", file.display());
+            }
+        }
+        for _ in text.matches("RankEnv::from_env(") {
+            resolved.push(file.strip_prefix(root()).unwrap().display().to_string());
+        }
+    }
+    // The run's mode is resolved once, where the command starts, and handed down from there.
+    assert_eq!(resolved, ["src/run/mode.rs"], "the files that ask the environment which rank this process is");
 }
 
 #[test]

@@ -321,7 +321,7 @@ fn jobs_of_one_batch_share_the_engine_and_compute_what_they_compute_alone() {
     use seisimage::context::RunContext;
     use seisimage::job::{Backend, Job};
     use seisimage::progress::Silent;
-    use seisimage::run::{execute, prepare, run_jobs, start_engine};
+    use seisimage::run::{execute, prepare, run_jobs, start_engine, RunMode};
     let backend = match std::env::var("SEISIMAGE_GPU_TESTS").as_deref() {
         Ok("1") => Backend::Cuda,
         _ => Backend::Cpu,
@@ -330,7 +330,7 @@ fn jobs_of_one_batch_share_the_engine_and_compute_what_they_compute_alone() {
     let ([first, second], [first_out, second_out], _) = two_jobs(dir.path());
     let jobs = [Job::load(&first, &[]).unwrap(), Job::load(&second, &[]).unwrap()];
     let finished = std::sync::Mutex::new(Vec::new());
-    let failed = run_jobs(&jobs, Some(backend), &Silent, &CancelToken::new(), &|m| {
+    let failed = run_jobs(&jobs, Some(backend), &RunMode::Alone, &Silent, &CancelToken::new(), &|m| {
         finished.lock().unwrap().push(m.job_file.clone())
     })
     .expect("the batch runs");
@@ -345,9 +345,14 @@ fn jobs_of_one_batch_share_the_engine_and_compute_what_they_compute_alone() {
     for (job, out) in [(&jobs[0], &first_out), (&jobs[1], &second_out)] {
         let mut alone = job.clone();
         alone.config.output.dir = out.with_extension("alone");
-        let engine = start_engine(&alone, backend);
-        execute(&prepare(alone.clone()).unwrap(), engine, &mut RunContext::new(&Silent, CancelToken::new()))
-            .expect("the job alone");
+        let engine = start_engine(&alone, backend, &RunMode::Alone);
+        execute(
+            &prepare(alone.clone()).unwrap(),
+            engine,
+            &RunMode::Alone,
+            &mut RunContext::new(&Silent, CancelToken::new()),
+        )
+        .expect("the job alone");
         let products = names(out).into_iter().filter(|n| n.ends_with(".npy")).collect::<Vec<_>>();
         assert_eq!(products.len(), 4, "{products:?}");
         for name in products {

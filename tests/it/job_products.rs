@@ -138,7 +138,15 @@ fn nothing_is_imaged_below_the_depth_the_record_reaches() {
     assert!(o.stdout.lines().any(|l| l.contains("reach") && l.contains("1196 m")), "{o:?}");
 
     let jobs = [Job::load(&job, &[]).unwrap()];
-    let failed = seisimage::run::run_jobs(&jobs, Some(backend), &Silent, &CancelToken::new(), &|_| {}).unwrap();
+    let failed = seisimage::run::run_jobs(
+        &jobs,
+        Some(backend),
+        &seisimage::run::RunMode::Alone,
+        &Silent,
+        &CancelToken::new(),
+        &|_| {},
+    )
+    .unwrap();
     assert!(failed.is_empty(), "{failed:?}");
 
     let npy = |name: &str| seisimage::io::npy::read(&out.join(name)).unwrap();

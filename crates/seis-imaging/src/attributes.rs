@@ -134,7 +134,7 @@ pub fn fft_len(n: usize) -> usize {
 
 /// The analytic-signal weight of FFT bin `k` of `nfft`: 1 at zero and Nyquist, 2 for positive frequencies,
 /// 0 for negative ones.
-pub fn analytic_weight(k: usize, nfft: usize) -> f32 {
+pub(crate) fn analytic_weight(k: usize, nfft: usize) -> f32 {
     if k == 0 || 2 * k == nfft {
         1.0
     } else if 2 * k < nfft {
@@ -145,7 +145,7 @@ pub fn analytic_weight(k: usize, nfft: usize) -> f32 {
 }
 
 /// The attribute at sample `k` of the analytic trace `z`, `scale` as in [`AttributeOutput`].
-pub fn attribute_at(attribute: Attribute, z: &[Complex32], k: usize, scale: f64) -> f32 {
+pub(crate) fn attribute_at(attribute: Attribute, z: &[Complex32], k: usize, scale: f64) -> f32 {
     let v = z[k];
     match attribute {
         Attribute::Envelope => v.re.hypot(v.im),

@@ -93,11 +93,11 @@ impl Share {
     }
 
     /// The indices of this share among items of `costs`, cut at equal cost ([`split_by_cost`]).
-    pub fn range_by_cost(self, costs: &[f64]) -> Range<usize> {
+    pub(crate) fn range_by_cost(self, costs: &[f64]) -> Range<usize> {
         split_by_cost(costs, self.count).swap_remove(self.index)
     }
 
-    pub fn is_whole(self) -> bool {
+    pub(crate) fn is_whole(self) -> bool {
         self.count == 1
     }
 }

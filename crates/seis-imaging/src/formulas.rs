@@ -18,7 +18,7 @@ use super::StoltInterpolation;
 pub const DIP_ROLLOFF_DEG: f64 = 5.0;
 
 /// Angular frequency (rad/s) of bin `bin` of an `n`-point time FFT of samples `dt` seconds apart.
-pub fn angular_frequency(bin: usize, n: usize, dt: f64) -> f64 {
+pub(crate) fn angular_frequency(bin: usize, n: usize, dt: f64) -> f64 {
     std::f64::consts::TAU * bin as f64 / (n as f64 * dt)
 }
 
@@ -67,7 +67,7 @@ pub fn phase_factor(omega: f64, k2: f64, v: f64, dz: f64) -> Complex64 {
 /// Weight of a plane wave in the dip-limited image: 1 while its propagation angle from the vertical
 /// `θ = asin(|k| v / (2ω))` is below `max − roll-off`, a half cosine down to 0 at `max`, 0 beyond. The
 /// roll-off is [`DIP_ROLLOFF_DEG`] (or `max` itself when the limit is smaller).
-pub fn dip_weight(omega: f64, k2: f64, v: f64, max: f64) -> f64 {
+pub(crate) fn dip_weight(omega: f64, k2: f64, v: f64, max: f64) -> f64 {
     if omega <= 0.0 {
         return 0.0;
     }
@@ -89,19 +89,19 @@ pub fn dip_weight(omega: f64, k2: f64, v: f64, max: f64) -> f64 {
 
 /// The split-step thin-lens factor `exp(i ω (s − s0) dz)`, given `lens = (s − s0) dz` in exploding-reflector
 /// slowness (`2 / v`, s/m) times metres.
-pub fn thin_lens(omega: f64, lens: f64) -> Complex64 {
+pub(crate) fn thin_lens(omega: f64, lens: f64) -> Complex64 {
     Complex64::from_polar(1.0, omega * lens)
 }
 
 /// Stolt: the frequency that maps to vertical wavenumber `kz` at lateral wavenumber `|k|²`:
 /// `ω = (v / 2) sqrt(kz² + |k|²)`.
-pub fn stolt_source_frequency(kz: f64, k2: f64, v: f64) -> f64 {
+pub(crate) fn stolt_source_frequency(kz: f64, k2: f64, v: f64) -> f64 {
     0.5 * v * (kz * kz + k2).sqrt()
 }
 
 /// Stolt: the Jacobian `dω/dkz` divided by `v / 2`: `kz / sqrt(kz² + |k|²)` (the cosine of the propagation
 /// angle; 0 at `kz = 0`).
-pub fn stolt_obliquity(kz: f64, k2: f64) -> f64 {
+pub(crate) fn stolt_obliquity(kz: f64, k2: f64) -> f64 {
     let r = (kz * kz + k2).sqrt();
     if r == 0.0 {
         0.0

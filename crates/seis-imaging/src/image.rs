@@ -50,7 +50,7 @@ impl<'s> ImageAssembly<'s> {
     }
 
     /// The values that follow belong to the next band, the last one when `last`.
-    pub fn begin_band(&mut self, last: bool) {
+    pub(crate) fn begin_band(&mut self, last: bool) {
         self.last_band = last;
     }
 

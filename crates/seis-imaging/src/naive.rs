@@ -17,7 +17,7 @@ pub fn random(n: usize, seed: u64) -> Vec<f64> {
 
 /// The 2-D DFT of a `rows × cols` row-major array: `Σ x[r][c] exp(sign · 2πi (r kr / rows + c kc / cols))`,
 /// unnormalised.
-pub fn dft2(x: &[Complex64], rows: usize, cols: usize, sign: f64) -> Vec<Complex64> {
+pub(crate) fn dft2(x: &[Complex64], rows: usize, cols: usize, sign: f64) -> Vec<Complex64> {
     let mut out = vec![Complex64::default(); rows * cols];
     for (kk, o) in out.iter_mut().enumerate() {
         let (kr, kc) = (kk / cols, kk % cols);

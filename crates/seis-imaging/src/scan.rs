@@ -9,7 +9,7 @@ use seis_core::error::{Error, Result};
 
 /// Whether plans `a` and `b` make the same spectrum from the same input: the same grid, padding, tapers,
 /// frequency band and ingest chunks.
-pub fn same_ingest(a: &super::Plan, b: &super::Plan) -> bool {
+pub(crate) fn same_ingest(a: &super::Plan, b: &super::Plan) -> bool {
     a.input.shape() == b.input.shape()
         && a.input.samples == b.input.samples
         && a.padded == b.padded

@@ -33,13 +33,13 @@ pub struct Spectrum {
 }
 
 impl Spectrum {
-    pub fn planes_mut(&mut self) -> rayon::slice::ChunksMut<'_, Complex32> {
+    pub(crate) fn planes_mut(&mut self) -> rayon::slice::ChunksMut<'_, Complex32> {
         self.data.par_chunks_mut(self.nk)
     }
 }
 
 /// The time FFT of one trace, keeping some of the plan's frequencies.
-pub struct TraceTransform {
+pub(crate) struct TraceTransform {
     r2c: Arc<dyn RealToComplex<f32>>,
     first: usize,
     /// `exp(−iω t0)` for each kept bin.
@@ -47,7 +47,7 @@ pub struct TraceTransform {
 }
 
 /// Per-thread buffers of [`TraceTransform`].
-pub struct TraceScratch {
+pub(crate) struct TraceScratch {
     padded: Vec<f32>,
     half: Vec<Complex32>,
     work: Vec<Complex32>,
@@ -150,7 +150,7 @@ impl Fft2 {
 }
 
 /// 2-D FFTs of every plane of a band's spectrum, finishing its forward transform.
-pub fn forward_planes(spectrum: &mut Spectrum, fft2: &Fft2, ctx: &mut RunContext) {
+pub(crate) fn forward_planes(spectrum: &mut Spectrum, fft2: &Fft2, ctx: &mut RunContext) {
     let t = Instant::now();
     spectrum.planes_mut().for_each_init(|| fft2.scratch(), |s, plane| fft2.forward(plane, s));
     ctx.stats.add("spatial-fft", t.elapsed(), 0);

@@ -106,7 +106,7 @@ impl WindowParams {
     /// [`LateralPad::Auto`] stands for on each lateral axis. Every length is rounded up to a product of 2, 3
     /// and 5 (the trace length to an even one, for the real FFT). An axis of a single line is never padded:
     /// the data are then a 2-D line, taken as invariant along that axis.
-    pub fn padded_shape(&self, shape: [usize; 3], auto_pad: [usize; 2]) -> [usize; 3] {
+    pub(crate) fn padded_shape(&self, shape: [usize; 3], auto_pad: [usize; 2]) -> [usize; 3] {
         let lateral = |axis: usize| {
             if shape[axis] == 1 {
                 return 1;
@@ -123,7 +123,7 @@ impl WindowParams {
 }
 
 /// The smallest length ≥ `n` whose only prime factors are 2, 3 and 5 (and even when `even`).
-pub fn fast_len(n: usize, even: bool) -> usize {
+pub(crate) fn fast_len(n: usize, even: bool) -> usize {
     let mut m = n.max(1);
     loop {
         let mut r = m;
@@ -142,7 +142,7 @@ pub fn fast_len(n: usize, even: bool) -> usize {
 /// Weight of the trace or sample `d` places in from the outer end of a cosine ramp `width` long:
 /// `(1 − cos(π (d + ½) / width)) / 2`. Symmetric pairs add up to one, and no sample of the ramp is exactly
 /// zero or one.
-pub fn cosine_ramp(d: usize, width: usize) -> f32 {
+pub(crate) fn cosine_ramp(d: usize, width: usize) -> f32 {
     if d >= width {
         return 1.0;
     }
@@ -171,7 +171,7 @@ impl WindowPlan {
     }
 
     /// Lengths of the ramps actually used: `[time samples, traces per lateral edge (iline), (xline)]`.
-    pub fn ramp_lengths(&self) -> [usize; 3] {
+    pub(crate) fn ramp_lengths(&self) -> [usize; 3] {
         let ramp = |w: &[f32]| w.iter().take_while(|&&x| x < 1.0).count();
         let time_ramp = self.time.iter().rev().take_while(|&&x| x < 1.0).count();
         [time_ramp, ramp(&self.iline), ramp(&self.xline)]

@@ -68,7 +68,7 @@ pub(crate) fn velocity_refusal(velocity: &VelocityModel) -> Option<String> {
 
 /// Per-task buffers: the field and the current stretch's factors of one chunk, in `f64`.
 #[derive(Default)]
-pub struct ChunkWork {
+pub(crate) struct ChunkWork {
     field: Vec<Complex64>,
     factor: Vec<Complex64>,
 }
@@ -79,7 +79,7 @@ pub struct ChunkWork {
 /// block's bottom in `fields`. A stretch's factors are computed only when its velocity or thickness
 /// differs from the previous stretch's.
 #[allow(clippy::too_many_arguments)]
-pub fn continue_chunk(
+pub(crate) fn continue_chunk(
     fields: &mut [Complex32],
     omega: f64,
     k2: &[f64],

@@ -59,7 +59,7 @@ impl MethodRules for SplitStep {
 /// normalisation, thin lens. `lens` holds `(s − s0) Δz` per point of the plane (exploding-reflector
 /// slowness), or is empty when the medium has no lateral change.
 #[allow(clippy::too_many_arguments)]
-pub fn step_plane(
+pub(crate) fn step_plane(
     plane: &mut [Complex32],
     omega: f64,
     k2: &[f64],

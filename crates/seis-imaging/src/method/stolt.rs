@@ -118,7 +118,7 @@ impl MethodRules for StoltGrid {
 
 /// What the remap needs to know about the frequency samples of a column.
 #[derive(Clone, Copy, Debug)]
-pub struct FrequencyGrid {
+pub(crate) struct FrequencyGrid {
     /// Angular frequency of the column's first sample and the spacing (rad/s).
     pub first: f64,
     pub step: f64,
@@ -128,7 +128,7 @@ pub struct FrequencyGrid {
 /// `exp(+iω t_c)`, see [`StoltGrid::time_centre`]) onto the kz grid: for each kz sample, interpolate at the
 /// source frequency, undo the centring shift, apply the Jacobian and the one-sided weight 2, and add into
 /// `line[m mod nz_fft]`.
-pub fn remap_column(
+pub(crate) fn remap_column(
     column: &[Complex64],
     freq: FrequencyGrid,
     k2: f64,
