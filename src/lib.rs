@@ -18,6 +18,7 @@ pub mod products;
 pub mod run;
 pub mod scan;
 pub mod scan_focus;
+pub mod scan_warnings;
 pub mod synth;
 
 pub use seis_core::{alloc, cancel, choice, context, error, progress, simd, stats, threads, volume};

@@ -38,6 +38,7 @@ mod python;
 mod render_errors;
 mod render_png;
 mod render_report;
+mod run_warnings;
 mod scan_decisions;
 mod segy_encoded;
 mod segy_fixtures;
