@@ -341,6 +341,7 @@ fn panel(specs: &[&ProductSpec], slices: Vec<SliceData>, target: &ProductTarget)
         clip: None,
         map: first.map.clone(),
         panels,
+        remarks: Vec::new(),
     };
     let mut render = target.render.clone();
     render.min_width = render.min_width.saturating_mul(n as u32);

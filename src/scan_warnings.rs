@@ -35,7 +35,11 @@ fn said_once(members: &[(Option<ScanStep>, Vec<String>)], found: &[(usize, &str)
     let same_text = found.iter().all(|&(_, t)| t == text);
     let every = found.len() == members.len();
     let (Some(first_label), false) = (label(first), every && same_text) else { return text.to_string() };
-    let text = if found.len() > 1 { without(text, &members[first].0.map(|s| s.suffix()).unwrap_or_default()) } else { text.to_string() };
+    let text = if found.len() > 1 {
+        without(text, &members[first].0.map(|s| s.suffix()).unwrap_or_default())
+    } else {
+        text.to_string()
+    };
     let whose = if every {
         "velocity scan, every member".to_string()
     } else {

@@ -144,6 +144,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         clip: None,
         map: slice.map.clone(),
         panels: Vec::new(),
+        remarks: Vec::new(),
     };
     let drawn = render::render_png_sealed(&args.output, &slice.as_slice(), &render, &info)?;
     // A signal that came while the picture was read or drawn still stops the command: it never reports

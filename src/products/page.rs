@@ -43,8 +43,14 @@ pub(super) fn index_page(
     facts.extend(p.fmax_hz.map(|f| ("highest frequency".to_string(), format!("{f} Hz"))));
     facts.push(("run".to_string(), format!("{}, {}", p.software, p.date)));
     facts.extend(more_facts);
-    let page =
-        Page { title: title.to_string(), facts, job: job.to_string(), entries, manifest: "manifest.json".into() };
+    let page = Page {
+        title: title.to_string(),
+        facts,
+        warnings: target.report.warnings.clone(),
+        job: job.to_string(),
+        entries,
+        manifest: "manifest.json".into(),
+    };
     let file = write_sealed(target.dir.join(INDEX_PAGE), index_html(&page).as_bytes())?;
     Ok(WrittenProduct {
         kind: ProductKind::Index,

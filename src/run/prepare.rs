@@ -155,7 +155,9 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
     // The velocity held below the model matters only where the record reaches: the products are zero below.
     let deepest = (plan.last_level() as f64 * plan.depth.step).min(plan.reach.unwrap_or(f64::INFINITY));
     warnings.extend(velocity_provenance.warnings.iter().map(|w| format!("velocity: {w}")));
-    warnings.extend(velocity_provenance.shallow_note(&velocity, deepest, plan.depth.step).map(|note| format!("velocity: {note}")));
+    warnings.extend(
+        velocity_provenance.shallow_note(&velocity, deepest, plan.depth.step).map(|note| format!("velocity: {note}")),
+    );
     warnings.extend(planned_warnings);
     let crs = job.crs()?;
     Ok(Prepared {
@@ -304,6 +306,10 @@ impl Prepared {
                 crs: self.crs.clone(),
             },
             report,
+            edge_tapers: {
+                let [_, iline, xline] = self.plan.window.ramp_lengths();
+                [iline, xline]
+            },
         }
     }
 

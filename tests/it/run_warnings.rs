@@ -61,3 +61,35 @@ fn the_held_velocity_is_said_only_when_the_image_reaches_far_below_the_model() {
     assert!(far.contains(expect), "{far}");
     assert!(far.contains("2200 m/s, is held constant"), "{far}");
 }
+
+#[test]
+fn the_page_lists_the_warnings_and_a_picture_notes_its_zero_depths_and_tapered_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    // A record whose last sample is at 596 ms reaches 596 m in 2000 m/s; the image goes on to 745 m.
+    let m = model(24, 20, 150);
+    let input = dir.path().join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let text = format!(
+        "[input]\npath = {input:?}\n\n[velocity]\nkind = \"constant\"\nvelocity = 2000.0\n\n[imaging]\ndz = 5.0\n\
+         nz = 150\n\n[compute]\nbackend = \"cpu\"\n\n[output]\ndir = \"out\"\ninlines = [12]\n"
+    );
+    let job = write_job(&dir.path().join("job.toml"), &text);
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let out = dir.path().join("out");
+    let warnings = manifest_warnings(&out);
+    assert!(warnings.iter().any(|w| w.contains("alias laterally")), "{warnings:?}");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let listed = page.split_once("<ul class=\"warnings\">").map(|(_, rest)| rest).expect("a list of warnings");
+    for w in &warnings {
+        let html = w.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+        assert!(listed.contains(&format!("<li>{html}</li>")), "{w:?} not on the page:\n{page}");
+    }
+    // The list comes before the pictures.
+    assert!(page.find("<h2>Warnings</h2>").unwrap() < page.find("<h2>Pictures</h2>").unwrap(), "{page}");
+    let sidecar: Value = serde_json::from_str(&std::fs::read_to_string(out.join("inline_12.json")).unwrap()).unwrap();
+    let notes: Vec<&str> = sidecar["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.contains(&"Zero below 596 m, the deepest depth the record reaches."), "{notes:?}");
+    let taper = notes.iter().find(|n| n.starts_with("Edge taper")).expect("a note on the tapered crosslines");
+    assert!(taper.contains("crosslines 1-") && !taper.contains("inlines"), "{taper}");
+}
