@@ -39,8 +39,8 @@ pub(super) fn index_page(
     let mut facts = vec![("input".to_string(), p.input.clone())];
     facts.extend(p.method.clone().map(|m| ("method".to_string(), m)));
     facts.extend(p.velocity.clone().map(|v| ("velocity".to_string(), v)));
-    facts.extend(p.dz_m.map(|d| ("depth step".to_string(), format!("{d} m"))));
-    facts.extend(p.fmax_hz.map(|f| ("highest frequency".to_string(), format!("{f} Hz"))));
+    facts.extend(p.dz_m.map(|d| ("depth step".to_string(), format!("{} m", crate::number::number(d)))));
+    facts.extend(p.fmax_hz.map(|f| ("highest frequency".to_string(), format!("{} Hz", crate::number::number(f)))));
     facts.push(("run".to_string(), format!("{}, {}", p.software, p.date)));
     facts.extend(more_facts);
     let page = Page {

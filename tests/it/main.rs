@@ -53,3 +53,4 @@ mod velocity_plot;
 mod velocity_product;
 mod velocity_scan;
 mod velocity_units;
+mod wording;

@@ -148,7 +148,7 @@ impl VelocitySpec {
             format!(" (given as {} {})", list[0], self.unit.name())
         };
         let provenance = Provenance {
-            steps: vec![format!("constant {v} m/s{given}, from the job file")],
+            steps: vec![format!("constant {} m/s{given}, from the job file", seis_core::number::number(v))],
             given_to: None,
             warnings: Vec::new(),
         };
