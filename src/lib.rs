@@ -18,9 +18,10 @@ pub mod products;
 pub mod run;
 pub mod scan;
 pub mod scan_focus;
+pub mod scan_warnings;
 pub mod synth;
 
-pub use seis_core::{alloc, cancel, choice, context, error, progress, simd, stats, threads, volume};
+pub use seis_core::{alloc, cancel, choice, context, error, number, progress, simd, stats, threads, volume};
 pub use seis_core::{Error, Result};
 pub use seis_cuda as gpu;
 pub use seis_imaging as imaging;

@@ -142,26 +142,19 @@ pub fn plan_migrations(job: &JobConfig, input: &Geometry, bin: [f64; 2], base: V
             }
         }
     }
-    // A plan's warning that not every member shares says whose it is.
-    let mut warnings = Vec::new();
-    for m in &members {
-        for w in &m.plan.warnings {
-            match m.step {
-                Some(step) if !members.iter().all(|other| other.plan.warnings.contains(w)) => {
-                    warnings.push(format!("velocity {}: {w}", step.label()))
-                }
-                _ => warnings.push(w.clone()),
-            }
-        }
-    }
-    warnings.extend(product_warnings);
-    // Each member's products are zero below the depth its velocity lets the record reach.
+    // Each member's products are zero below the depth its velocity lets the record reach. A warning of
+    // the members' plans and products is said once, naming the members it concerns.
+    let mut of_members = Vec::with_capacity(members.len());
     for (member, specs) in members.iter().zip(products.chunks_mut(per_member.max(1))) {
         for spec in specs.iter_mut() {
             spec.reach = member.plan.reach;
         }
-        warnings.extend(products::below_reach_warnings(specs, &image, member.plan.reach));
+        let mut said = member.plan.warnings.clone();
+        said.extend(products::below_reach_warnings(specs, &image, member.plan.reach));
+        of_members.push((member.step, said));
     }
+    let mut warnings = crate::scan_warnings::merge(&of_members);
+    warnings.extend(product_warnings);
     let mut seen = std::collections::HashSet::new();
     warnings.retain(|w| seen.insert(w.clone()));
     Ok(Planned { image, members, products, request, warnings })
@@ -348,6 +341,7 @@ fn panel(specs: &[&ProductSpec], slices: Vec<SliceData>, target: &ProductTarget)
         clip: None,
         map: first.map.clone(),
         panels,
+        remarks: Vec::new(),
     };
     let mut render = target.render.clone();
     render.min_width = render.min_width.saturating_mul(n as u32);

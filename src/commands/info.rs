@@ -219,7 +219,7 @@ fn human(info: &Info, text_header: bool) -> String {
                 y.y_range[1],
                 b[0],
                 b[1],
-                y.coordinate_misfit.filter(|m| *m > 0.01).map(|m| format!(" (largest misfit {m:.2})")).unwrap_or_default()
+                y.coordinate_misfit.filter(|m| *m > 0.01).map(|m| format!(" (largest misfit {} m)", seisimage::number::fixed(m, 2))).unwrap_or_default()
             );
         }
         (_, Some(b)) => {

@@ -118,7 +118,10 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         }
         Cut::Sample(_) => {
             let v = product.geometry.samples.origin;
-            (SliceData::horizontal(&product, 0)?, format!("{} {} {unit}", capitalised(g.samples.domain.axis_name()), v))
+            (
+                SliceData::horizontal(&product, 0)?,
+                format!("{} {} {unit}", slice_name(g.samples.domain), seisimage::number::number(v)),
+            )
         }
     };
     let mut slice = slice;
@@ -144,6 +147,7 @@ pub fn run(args: &PlotArgs) -> anyhow::Result<()> {
         clip: None,
         map: slice.map.clone(),
         panels: Vec::new(),
+        remarks: Vec::new(),
     };
     let drawn = render::render_png_sealed(&args.output, &slice.as_slice(), &render, &info)?;
     // A signal that came while the picture was read or drawn still stops the command: it never reports
@@ -188,9 +192,12 @@ fn listed_quantity(file: &std::path::Path) -> PlotQuantity {
     }
 }
 
-fn capitalised(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+/// What a horizontal slice is at, in a picture's title: "Depth 150 m", "TWT 200 ms".
+fn slice_name(domain: seisimage::volume::Domain) -> &'static str {
+    match domain {
+        seisimage::volume::Domain::Depth => "Depth",
+        seisimage::volume::Domain::Time => "TWT",
+    }
 }
 
 fn render_options(a: &PlotArgs) -> RenderOptions {

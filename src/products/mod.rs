@@ -29,6 +29,7 @@ mod page;
 mod picture;
 mod plan;
 mod record;
+mod remarks;
 #[cfg(test)]
 mod tests;
 mod velocity;

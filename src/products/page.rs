@@ -39,12 +39,18 @@ pub(super) fn index_page(
     let mut facts = vec![("input".to_string(), p.input.clone())];
     facts.extend(p.method.clone().map(|m| ("method".to_string(), m)));
     facts.extend(p.velocity.clone().map(|v| ("velocity".to_string(), v)));
-    facts.extend(p.dz_m.map(|d| ("depth step".to_string(), format!("{d} m"))));
-    facts.extend(p.fmax_hz.map(|f| ("highest frequency".to_string(), format!("{f} Hz"))));
+    facts.extend(p.dz_m.map(|d| ("depth step".to_string(), format!("{} m", crate::number::number(d)))));
+    facts.extend(p.fmax_hz.map(|f| ("highest frequency".to_string(), format!("{} Hz", crate::number::number(f)))));
     facts.push(("run".to_string(), format!("{}, {}", p.software, p.date)));
     facts.extend(more_facts);
-    let page =
-        Page { title: title.to_string(), facts, job: job.to_string(), entries, manifest: "manifest.json".into() };
+    let page = Page {
+        title: title.to_string(),
+        facts,
+        warnings: target.report.warnings.clone(),
+        job: job.to_string(),
+        entries,
+        manifest: "manifest.json".into(),
+    };
     let file = write_sealed(target.dir.join(INDEX_PAGE), index_html(&page).as_bytes())?;
     Ok(WrittenProduct {
         kind: ProductKind::Index,

@@ -73,9 +73,9 @@ pub(super) fn title(kind: &ProductKind) -> String {
     match kind {
         ProductKind::Inline { iline } => format!("Inline {iline}"),
         ProductKind::Crossline { xline } => format!("Crossline {xline}"),
-        ProductKind::DepthSlice { depth_m } => format!("Depth {depth_m} m"),
+        ProductKind::DepthSlice { depth_m } => format!("Depth {} m", crate::number::number(*depth_m)),
         ProductKind::Roi { name } => format!("ROI {name}"),
-        ProductKind::TimeSlice { twt_ms } => format!("Time {twt_ms} ms"),
+        ProductKind::TimeSlice { twt_ms } => format!("TWT {} ms", crate::number::number(*twt_ms)),
         ProductKind::Panel { of, .. } => format!("Velocity scan of {of}"),
         ProductKind::Index => "Index".into(),
         ProductKind::Velocity => "Interval velocity".into(),

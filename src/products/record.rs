@@ -70,6 +70,8 @@ pub struct RunReport {
     pub scan: Vec<(ScanStep, String)>,
     /// The page's heading (the job file's name) and the job as run, as TOML; `None`: no `index.html`.
     pub page: Option<(String, String)>,
+    /// The run's warnings, listed at the top of the page.
+    pub warnings: Vec<String>,
 }
 
 impl RunReport {
@@ -99,7 +101,7 @@ impl RunReport {
         let scan = scan.iter().map(|(step, v)| (*step, format!("{}, {}", velocity_summary(v), step.label()))).collect();
         let name = job.source.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let page = c.output.index.then(|| (name, job.to_toml()));
-        RunReport { provenance, scan, page }
+        RunReport { provenance, scan, page, warnings: Vec::new() }
     }
 
     /// What produced the pictures of `spec`: the run, with its member's velocity in a scan.

@@ -90,6 +90,7 @@ impl OpenProduct {
                 clip: None,
                 map: slice.map.clone(),
                 panels: Vec::new(),
+                remarks: super::remarks::picture_remarks(&g, target.image, spec.reach, target.edge_tapers),
             };
             (files, pending) = picture_files(path, slice, info, target.render.clone(), spec.kind.noun())?;
         }

@@ -94,6 +94,8 @@ pub struct ProductTarget<'a> {
     pub cancel: CancelToken,
     /// What the pictures and the page say about the run.
     pub report: RunReport,
+    /// Traces tapered at each edge of the input's inlines and of its crosslines, which pictures note.
+    pub edge_tapers: [usize; 2],
     /// How sub-volume files are written: the processing history of SEG-Y text headers, among others.
     pub volume_options: crate::io::WriteOptions,
 }

@@ -67,7 +67,8 @@ pub fn execute_on(
     let choice = engine.choice.clone();
     tracing::info!("migrating with {} on {}: {}", p.plan.method.name(), choice.kind, engine.summary);
     engine.record_setup(&mut ctx.stats);
-    let target = p.product_target(ctx.cancel.clone());
+    let mut target = p.product_target(ctx.cancel.clone());
+    target.report.warnings = warnings.0.clone();
     let migrations = p.migrations();
     let (written, mut kept, release) = rayon::in_place_scope(|scope| {
         let writer = ProductWriter::start(scope, &target, &p.products);

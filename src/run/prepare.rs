@@ -152,9 +152,12 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
     let written: Vec<ProductSpec> = products.iter().chain(&velocity_products).cloned().collect();
     refuse_writing_inputs(&job, &written)?;
     let Member { velocity, plan, .. } = members.swap_remove(0);
-    let deepest = plan.last_level() as f64 * plan.depth.step;
+    // The velocity held below the model matters only where the record reaches: the products are zero below.
+    let deepest = (plan.last_level() as f64 * plan.depth.step).min(plan.reach.unwrap_or(f64::INFINITY));
     warnings.extend(velocity_provenance.warnings.iter().map(|w| format!("velocity: {w}")));
-    warnings.extend(velocity_provenance.shallow_note(deepest).map(|note| format!("velocity: {note}")));
+    warnings.extend(
+        velocity_provenance.shallow_note(&velocity, deepest, plan.depth.step).map(|note| format!("velocity: {note}")),
+    );
     warnings.extend(planned_warnings);
     let crs = job.crs()?;
     Ok(Prepared {
@@ -303,6 +306,10 @@ impl Prepared {
                 crs: self.crs.clone(),
             },
             report,
+            edge_tapers: {
+                let [_, iline, xline] = self.plan.window.ramp_lengths();
+                [iline, xline]
+            },
         }
     }
 

@@ -25,6 +25,8 @@ pub struct Page {
     pub title: String,
     /// Short facts about the run, as (what, value): input, method, velocity, ...
     pub facts: Vec<(String, String)>,
+    /// The run's warnings, listed under the facts.
+    pub warnings: Vec<String>,
     /// The job as run, as TOML.
     pub job: String,
     pub entries: Vec<PageEntry>,
@@ -104,6 +106,13 @@ pub fn index_html(page: &Page) -> String {
         }
         h.push_str("</dl>\n");
     }
+    if !page.warnings.is_empty() {
+        let _ = writeln!(h, "<h2>Warnings</h2>\n<ul class=\"warnings\">");
+        for w in &page.warnings {
+            let _ = writeln!(h, "<li>{}</li>", escape(w));
+        }
+        h.push_str("</ul>\n");
+    }
     let pictures: Vec<&PageEntry> = page.entries.iter().filter(|e| e.picture.is_some()).collect();
     if !pictures.is_empty() {
         h.push_str("<h2>Pictures</h2>\n<div class=\"grid\">\n");
@@ -177,6 +186,7 @@ mod tests {
         let page = Page {
             title: "demo <job>".into(),
             facts: vec![("input".into(), "f3.sgy".into())],
+            warnings: vec!["bins <25 m> are coarse".into()],
             job: "[input]\npath = \"a<b\"".into(),
             entries: vec![
                 PageEntry {
@@ -194,6 +204,7 @@ mod tests {
         };
         let html = index_html(&page);
         assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("<h2>Warnings</h2>\n<ul class=\"warnings\">\n<li>bins &lt;25 m&gt; are coarse</li>"));
         assert!(html.contains("<meta name=\"viewport\""));
         assert!(html.contains("<title>demo &lt;job&gt;</title>"));
         assert!(html.contains("<img src=\"inline_122.png\""));

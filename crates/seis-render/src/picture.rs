@@ -34,6 +34,9 @@ pub struct PictureInfo {
     pub map: Option<MapView>,
     /// Slices side by side, each labelled by its own axis (see [`crate::panels`]); empty for one slice.
     pub panels: Vec<Panel>,
+    /// What the caller knows about the data shown and writes among the notes: depths the record does not
+    /// reach, traces tapered at the survey's edges.
+    pub remarks: Vec<String>,
 }
 
 impl PictureInfo {
@@ -46,6 +49,7 @@ impl PictureInfo {
             clip: None,
             map: None,
             panels: Vec::new(),
+            remarks: Vec::new(),
         }
     }
 }
@@ -254,6 +258,7 @@ fn decide_look(slice: &Slice, opts: &RenderOptions, info: &PictureInfo, clip: Cl
     if let Some(map) = &info.map {
         notes.push(map.note.clone());
     }
+    notes.extend(info.remarks.iter().cloned());
     let footer = match (&info.provenance, opts.footer) {
         (Some(p), true) => p.footer(),
         (None, true) => vec![format!("{} · {}", software(), today())],

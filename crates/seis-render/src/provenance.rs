@@ -60,11 +60,7 @@ pub fn today() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()[..10].to_string()
 }
 
-/// `v` with at most three decimals and no trailing zeros.
-pub(crate) fn number(v: f64) -> String {
-    let s = format!("{v:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
+pub(crate) use seis_core::number::number;
 
 /// This program and its version, as pictures name it.
 pub(crate) fn software() -> String {

@@ -83,9 +83,10 @@ fn no_negative_zero(s: String) -> String {
     }
 }
 
-/// The shortest decimal form of `v`.
+/// `v` to six decimals at most (a scale bar's length, a tick's value): the shortest form of a round value,
+/// without the noise of binary fractions (0.30000000000000004).
 pub(crate) fn plain_number(v: f64) -> String {
-    no_negative_zero(format!("{v}"))
+    seis_core::number::decimals(v, 6)
 }
 
 #[cfg(test)]

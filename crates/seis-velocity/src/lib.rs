@@ -24,6 +24,7 @@ pub mod columns;
 pub mod convert;
 pub mod cube;
 pub mod dix;
+pub mod held;
 pub mod lateral;
 pub mod model;
 pub mod sanity;
@@ -57,15 +58,11 @@ pub struct Provenance {
 }
 
 impl Provenance {
-    /// A warning when the image reaches below `deepest` m and the model does not.
-    pub fn shallow_note(&self, deepest: f64) -> Option<String> {
-        let given = self.given_to?;
-        (deepest > given + 1e-6).then(|| {
-            format!(
-                "the velocity model is given down to {given:.1} m and the image reaches {deepest:.1} m: below \
-                 {given:.1} m its deepest velocity is held constant"
-            )
-        })
+    /// A warning when the image reaches below `deepest` m, the model does not, and holding `model`'s deepest
+    /// velocity there moves reflectors by more than the image's depth step `dz` m ([`held`] says why).
+    pub fn shallow_note(&self, model: &VelocityModel, deepest: f64, dz: f64) -> Option<String> {
+        let held = held::HeldVelocity::new(self.given_to?, deepest, |z| model.reference_velocity(z))?;
+        held.matters(dz).then(|| held.note())
     }
 }
 
@@ -151,7 +148,7 @@ impl VelocitySpec {
             format!(" (given as {} {})", list[0], self.unit.name())
         };
         let provenance = Provenance {
-            steps: vec![format!("constant {v} m/s{given}, from the job file")],
+            steps: vec![format!("constant {} m/s{given}, from the job file", seis_core::number::number(v))],
             given_to: None,
             warnings: Vec::new(),
         };
@@ -493,8 +490,10 @@ mod tests {
         assert_eq!(m.model.reference_velocity(299.0), 1500.0);
         assert!((m.model.reference_velocity(301.0) - 2500.0).abs() < 1e-6);
         assert!((m.provenance.given_to.unwrap() - 800.0).abs() < 1e-6);
-        assert!(m.provenance.shallow_note(1000.0).unwrap().contains("given down to 800.0 m"));
-        assert!(m.provenance.shallow_note(700.0).is_none());
+        let note = |deepest| m.provenance.shallow_note(&m.model, deepest, 5.0);
+        assert!(note(1000.0).unwrap().contains("given down to 800.0 m"));
+        assert!(note(810.0).is_none());
+        assert!(note(700.0).is_none());
     }
 
     #[test]

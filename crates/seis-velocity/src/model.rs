@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use seis_core::error::{Error, Result};
+use seis_core::number::number;
 use seis_core::volume::Geometry;
 
 mod grid;
@@ -220,18 +221,23 @@ impl VelocityModel {
 
     pub fn describe(&self) -> String {
         match self {
-            VelocityModel::Constant(v) => format!("constant {v} m/s"),
+            VelocityModel::Constant(v) => format!("constant {} m/s", number(*v)),
             VelocityModel::Table(t) => format!(
                 "v(z) table of {} nodes ({:?} interpolation), {}..{} m/s",
                 t.depths.len(),
                 t.interpolation,
-                t.range().0,
-                t.range().1
+                number(t.range().0),
+                number(t.range().1)
             ),
             VelocityModel::Grid(g) => {
                 let (lo, hi) = g.range();
                 let [ni, nx, nz] = g.geometry.shape();
-                format!("3-D grid {ni} × {nx} × {nz} (depth step {} m), {lo}..{hi} m/s", g.geometry.samples.step)
+                format!(
+                    "3-D grid {ni} × {nx} × {nz} (depth step {} m), {}..{} m/s",
+                    number(g.geometry.samples.step),
+                    number(lo),
+                    number(hi)
+                )
             }
         }
     }

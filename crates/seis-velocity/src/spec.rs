@@ -205,8 +205,8 @@ impl ScanStep {
     /// A label for pictures and logs: "scale 0.95", "1800 m/s" (plain ASCII, as the pictures' font has).
     pub fn label(self) -> String {
         match self {
-            ScanStep::Scale(f) => format!("scale {f}"),
-            ScanStep::Constant(v) => format!("{v} m/s"),
+            ScanStep::Scale(f) => format!("scale {}", seis_core::number::number(f)),
+            ScanStep::Constant(v) => format!("{} m/s", seis_core::number::number(v)),
         }
     }
 }

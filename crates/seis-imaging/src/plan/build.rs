@@ -3,6 +3,8 @@
 
 use std::ops::Range;
 
+use seis_core::number::number;
+
 use super::depth::{image_geometry, record_reach};
 use super::{Band, Level, Plan};
 use crate::bands::Share;
@@ -123,8 +125,10 @@ fn frequency_band(
     }
     let fmax = if params.fmax > nyquist {
         warnings.push(format!(
-            "imaging.fmax: fmax {} Hz is above the Nyquist frequency of the {} ms samples: clamped to {nyquist} Hz",
-            params.fmax, input.samples.step
+            "imaging.fmax: fmax {} Hz is above the Nyquist frequency of the {} ms samples: clamped to {} Hz",
+            number(params.fmax),
+            number(input.samples.step),
+            number(nyquist)
         ));
         nyquist
     } else {
@@ -133,8 +137,12 @@ fn frequency_band(
     let first = (params.fmin / df - 1e-9).ceil() as usize;
     let last_bin = ((fmax / df + 1e-9).floor() as usize).min(nt_pad / 2);
     if first > last_bin {
-        let message =
-            format!("no frequency sample lies between fmin {} Hz and fmax {fmax} Hz (spacing {df} Hz)", params.fmin);
+        let message = format!(
+            "no frequency sample lies between fmin {} Hz and fmax {} Hz (spacing {} Hz)",
+            number(params.fmin),
+            number(fmax),
+            number(df)
+        );
         return Err(Error::at_key("imaging.fmin", message).or_key("imaging.fmax"));
     }
     Ok((Band { first, len: last_bin - first + 1 }, fmax))
@@ -153,8 +161,9 @@ fn warn_of_aliasing(
     let unaliased = vmin / (4.0 * fmax);
     if dz > unaliased {
         warnings.push(format!(
-            "imaging.dz: dz {dz} m is coarser than vmin / (4 fmax) = {unaliased:.1} m: steep high-frequency events \
-             alias in depth"
+            "imaging.dz: dz {} m is coarser than vmin / (4 fmax) = {unaliased:.1} m: steep high-frequency events \
+             alias in depth",
+            number(dz)
         ));
     }
     // The largest lateral wavenumber kept is 2 ω sin θ / v: unaliased while a bin is below v / (4 f sin θ).
