@@ -171,7 +171,7 @@ impl WindowPlan {
     }
 
     /// Lengths of the ramps actually used: `[time samples, traces per lateral edge (iline), (xline)]`.
-    pub(crate) fn ramp_lengths(&self) -> [usize; 3] {
+    pub fn ramp_lengths(&self) -> [usize; 3] {
         let ramp = |w: &[f32]| w.iter().take_while(|&&x| x < 1.0).count();
         let time_ramp = self.time.iter().rev().take_while(|&&x| x < 1.0).count();
         [time_ramp, ramp(&self.iline), ramp(&self.xline)]
