@@ -120,7 +120,8 @@ pub fn run(cfg: &BenchConfig, progress: &dyn Progress) -> Result<BenchReport> {
         naive_seconds,
         updates_per_second,
         peak_rss_bytes,
-        device_memory_planned_bytes: crate::gpu::memory::estimate(&prepared.plan, prepared.scan.len()).unwrap_or(0),
+        device_memory_planned_bytes: crate::gpu::device_memory_estimate(&prepared.plan, prepared.scan.len())
+            .unwrap_or(0),
         cpu_scaling,
         prepare_seconds,
         all_stages: manifest.stages.clone(),

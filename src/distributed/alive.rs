@@ -6,7 +6,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::ranks::read_note;
 use crate::error::Error;
 use crate::io::output::Folder;
 
@@ -52,6 +51,18 @@ pub(super) fn vanished_peer(folder: &Folder, me: usize) -> Option<Error> {
 /// This rank ended well and may end before the others: its process note goes.
 pub(super) fn leave(folder: &Folder, rank: usize) {
     let _ = folder.remove(&format!("{PROCESS_PREFIX}{rank}"));
+}
+
+/// The first `limit` bytes of the file `name` in `folder`, if it is a regular file (a link is not followed).
+pub(super) fn read_note(folder: &Folder, name: &str, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = folder.open_file(name, false)?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::alive::read_note;
 use crate::cancel::CancelToken;
 use crate::error::{Error, IoContext, Location, Result};
 use crate::io::output::Folder;
@@ -269,18 +270,6 @@ fn read_id(dir: &Path) -> Result<Option<[u8; 128]>> {
         Some(id) if id.len() == 128 => Ok(Some(id.try_into().expect("128 bytes"))),
         _ => Err(Error::format(path, Location::File, "not a seisimage NCCL id file")),
     }
-}
-
-/// The first `limit` bytes of the file `name` in `folder`, if it is a regular file (a link is not followed).
-pub(super) fn read_note(folder: &Folder, name: &str, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let file = folder.open_file(name, false)?;
-    if !file.metadata()?.file_type().is_file() {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(limit).read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// Tell the other ranks that this one failed with `error`: a note in the rendezvous folder.

@@ -76,7 +76,7 @@ pub fn memory_report(p: &Prepared) -> Vec<String> {
     let plan = &p.plan;
     let members = p.scan.len().max(1);
     let mut lines = vec![host_memory_line(p, members)];
-    let device = match crate::gpu::memory::estimate(plan, members) {
+    let device = match crate::gpu::device_memory_estimate(plan, members) {
         Ok(bytes) => bytes,
         Err(e) => {
             lines.push(format!("device memory: {e}"));

@@ -19,7 +19,7 @@ pub mod runtime;
 mod timer;
 
 pub use engine::GpuEngine;
-pub use run::RING as STAGING_RING;
+pub use run::{device_memory_estimate, RING as STAGING_RING};
 pub use runtime::{probe, DeviceInfo, GpuRuntime, Unavailable};
 
 use seis_core::error::{Error, Result};

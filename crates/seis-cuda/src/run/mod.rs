@@ -26,6 +26,8 @@
 //! input and traded frequencies with the others ([`ingest::Exchange`]); the products of the ranks are then
 //! summed on rank 0 (see [`crate::ranks`]).
 
+mod estimate;
+pub use estimate::device_memory_estimate;
 mod buffers;
 mod handover;
 mod ingest;
