@@ -100,7 +100,7 @@ pub fn plan(frequencies: Range<usize>, needs: &Needs, available: u64, device: &s
 
 /// What a GPU run of a plan holds besides the spectrum of its band, item by item: the one source of the
 /// memory a run plans and allocates (`RunBuffers`) and of the estimate the application reports before a
-/// run ([`estimate`]).
+/// run ([`crate::device_memory_estimate`]).
 pub struct DeviceItems {
     /// What does not depend on the band or on the number of planes.
     pub common: Vec<(&'static str, u64)>,
