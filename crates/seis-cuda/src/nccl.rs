@@ -11,6 +11,13 @@
 //! The communicator is made non-blocking: every call returns at once and the host polls for its end, so a
 //! rank that never arrives, fails, or is signalled ends a wait (see [`Watch`]) instead of hanging it, and
 //! the communicator is aborted.
+//!
+//! The communicator uses at most [`CHANNELS`] channels (NCCL's CTAs). NCCL connects each channel to each
+//! peer on its first transfer, with device buffers of its own whose handles pass between the processes.
+//! On four H100s joined by NVLink its default there is 32 channels per peer, and the ingest exchange of a
+//! 16 GB volume over 4 ranks then took 1.35-1.47 s, against 0.50-0.54 s with 4 channels, as fast as the
+//! ranks read their slabs, and as fast as NCCL's transport through host memory (0.47-0.52 s); the sum of
+//! the products took the same with either. `NCCL_MAX_CTAS` set in the environment overrides it.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
@@ -32,6 +39,8 @@ const SUCCESS: c_int = 0;
 const IN_PROGRESS: c_int = 7;
 const CONFIG_MAGIC: u32 = 0xcafe_beef;
 const CONFIG_UNDEF_INT: c_int = c_int::MIN;
+/// The most channels the communicator uses (see the module comment).
+pub const CHANNELS: c_int = 4;
 
 type Code = c_int;
 
@@ -221,6 +230,7 @@ impl Comm {
     ) -> Result<Comm> {
         let mut config = empty_config();
         config.blocking = 0;
+        config.maxCTAs = CHANNELS;
         let mut comm: ncclComm_t = std::ptr::null_mut();
         let id = ncclUniqueId { internal: id.map(|b| b as c_char) };
         // SAFETY: out-parameter and a config record of the bindings' layout, magic and version.

@@ -43,17 +43,13 @@ impl RankEngine {
     /// (within `compute.rank_timeout_s`).
     pub fn start(compute: &ComputeConfig, peers: Arc<dyn Peers>) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
         let t = Instant::now();
-        // NCCL first: without it nothing else is worth starting.
-        let nccl = Nccl::load()?;
+        // Loading NCCL (a large library) and opening the GPU take about as long as each other: side by side.
+        let loading = std::thread::spawn(Nccl::load);
         let (rank, world) = (peers.rank(), peers.world());
-        let visible = super::runtime::device_count().map_err(|e| Error::Backend(e.0))?;
-        let ordinal = peers.device(visible)?;
-        if compute.device != 0 {
-            tracing::warn!("compute.device = {} is not used: rank {rank} runs on device {ordinal}", compute.device);
-        }
-        let mut sub = compute.clone();
-        sub.device = ordinal;
-        let (gpu, choice) = super::engine_on(&sub)?;
+        let opened = Self::open_gpu(compute, &*peers);
+        // NCCL's error first: without it nothing else is worth reporting.
+        let nccl = loading.join().map_err(|_| Error::Internal("loading NCCL panicked".into()))??;
+        let (gpu, choice, ordinal) = opened?;
         gpu.launcher().gpu.ctx.bind_to_thread().map_err(|e| Error::Gpu(format!("binding the CUDA context: {e:?}")))?;
         let mut gpu = gpu;
         gpu.set_ranks(world);
@@ -85,6 +81,23 @@ impl RankEngine {
         );
         let choice = BackendChoice { kind: "cuda", detail: detail.clone() };
         Ok((Box::new(RankEngine { gpu, comm, peers, detail, joined: Some(joined) }), choice))
+    }
+
+    /// The engine of this rank's GPU, and its ordinal.
+    fn open_gpu(compute: &ComputeConfig, peers: &dyn Peers) -> Result<(GpuEngine, BackendChoice, usize)> {
+        let visible = super::runtime::device_count().map_err(|e| Error::Backend(e.0))?;
+        let ordinal = peers.device(visible)?;
+        if compute.device != 0 {
+            tracing::warn!(
+                "compute.device = {} is not used: rank {} runs on device {ordinal}",
+                compute.device,
+                peers.rank()
+            );
+        }
+        let mut sub = compute.clone();
+        sub.device = ordinal;
+        let (gpu, choice) = super::engine_on(&sub)?;
+        Ok((gpu, choice, ordinal))
     }
 
     /// This rank's share of `scan` (one migration, or the members of a velocity scan).
