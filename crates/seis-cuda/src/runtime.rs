@@ -40,15 +40,26 @@ pub struct GpuRuntime {
 pub struct Unavailable(pub String);
 
 /// Presence of the three dynamically loaded libraries.
+///
+/// Each is looked for once per process, by the names cudarc loads it by, and the first that opens is kept
+/// open: cudarc's own load then finds it in memory. A check that closed it again would make the process
+/// load cuFFT and NVRTC, hundreds of megabytes, once per check and once more for use.
 pub fn libraries_present() -> [(&'static str, bool); 3] {
-    // SAFETY: these only try to dlopen the library by its usual names.
-    unsafe {
-        [
-            ("libcuda (the NVIDIA driver)", cudarc::driver::sys::is_culib_present()),
-            ("libnvrtc (CUDA runtime compiler)", cudarc::nvrtc::sys::is_culib_present()),
-            ("libcufft (CUDA FFT library)", cudarc::cufft::sys::is_culib_present()),
-        ]
-    }
+    static KEPT: std::sync::OnceLock<[Option<libloading::Library>; 3]> = std::sync::OnceLock::new();
+    let kept = KEPT.get_or_init(|| {
+        ["cuda", "nvrtc", "cufft"].map(|name| {
+            cudarc::get_lib_name_candidates(name).iter().find_map(|candidate| {
+                // SAFETY: loading a CUDA library runs only its initialisers.
+                unsafe { libloading::Library::new(candidate) }.ok()
+            })
+        })
+    });
+    let found = kept.each_ref().map(Option::is_some);
+    [
+        ("libcuda (the NVIDIA driver)", found[0]),
+        ("libnvrtc (CUDA runtime compiler)", found[1]),
+        ("libcufft (CUDA FFT library)", found[2]),
+    ]
 }
 
 /// Check the libraries and the driver, and list the devices.
