@@ -177,12 +177,21 @@ impl Run<'_> {
                 }
                 (None, Some(store)) => {
                     let il = il.clone().expect("every chunk of a single rank has inlines");
+                    // The frequencies below the store's stay on the device: the first band.
+                    let stays = self.plan.frequencies.start..store.layout.first;
+                    if !stays.is_empty() {
+                        let to =
+                            Packed { ptr: self.buffers.spectrum.ptr(), first_il: il.start, rows: self.plan.padded[0] };
+                        timer.time("time-fft", &dev.compute, || {
+                            self.band_transpose(slot, il.len() * nx, &stays, to, self.plan.padded[1])
+                        })?;
+                    }
+                    let stored = store.layout.first..store.layout.first + store.layout.frequencies;
                     let chunk = self.buffers.chunk_spectrum.as_ref().expect("a banded run stages its chunks");
                     dev.wait(&dev.compute, &spill.spilled)?;
                     let to = Packed { ptr: chunk.ptr(), first_il: 0, rows: il.len() };
-                    timer.time("time-fft", &dev.compute, || {
-                        self.band_transpose(slot, il.len() * nx, &self.plan.frequencies, to, nx)
-                    })?;
+                    timer
+                        .time("time-fft", &dev.compute, || self.band_transpose(slot, il.len() * nx, &stored, to, nx))?;
                     dev.record(&spill.staged, &dev.compute)?;
                     self.spill(chunk.ptr(), il, store, &mut spill, &timer)?;
                 }

@@ -101,12 +101,19 @@ impl Run<'_> {
         ctx.stats.frequency_bands = count;
         // The ingest fills only the data part of each plane; the padding must be zero.
         self.buffers.spectrum.zero_async(&dev.compute)?;
+        // Alone, the first band goes straight into the device's spectrum as it is read: only the others wait.
+        let first_stays = bands.banded() && exchange.is_none();
         let mut waiting = match bands.banded() {
             true => {
-                let place = store::place_for(self.plan, store.usable_host_memory());
+                let frequencies = match first_stays {
+                    true => bands.ranges[0].end..self.plan.frequencies.end,
+                    false => self.plan.frequencies.clone(),
+                };
+                let place = store::place_for(self.plan, &frequencies, store.usable_host_memory());
                 let chunk = self.buffers.chunk_spectrum.as_ref().map_or(0, |c| c.len());
                 let made = Instant::now();
-                let w = store::WaitingSpectrum::new(&dev.gpu, self.plan, place, chunk, &store.scratch_dir())?;
+                let scratch = store.scratch_dir();
+                let w = store::WaitingSpectrum::new(&dev.gpu, self.plan, frequencies, place, chunk, &scratch)?;
                 ctx.stats.add("band-store", made.elapsed(), w.layout.bytes());
                 tracing::info!("the spectrum waits for its bands in {}", w.place());
                 Some(w)
@@ -127,8 +134,9 @@ impl Run<'_> {
                 tracing::info!("frequency band {} of {count}: {} frequencies", b + 1, band.len());
             }
             ctx.check()?;
-            if let Some(w) = waiting.as_mut() {
-                self.load_band(band, w, ctx)?;
+            match waiting.as_mut() {
+                Some(w) if !(b == 0 && first_stays) => self.load_band(band, w, ctx)?,
+                _ => {}
             }
             self.timed("spatial-fft", || self.fft_planes(self.buffers.spectrum.ptr(), band.len(), true))?;
             let last_band = b + 1 == count;

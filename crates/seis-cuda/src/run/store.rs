@@ -1,10 +1,13 @@
 //! Where a share's spectrum waits for its bands when it does not fit the device (see
-//! [`seis_imaging::store`]): in page-locked host memory, whose copies run at full speed and
-//! asynchronously; in ordinary host memory when that much cannot be pinned; or in a cache file on scratch
-//! disk when the host cannot hold it either. The ingest puts each chunk's spectrum there on its way from the
-//! device's time transform ([`super::Run::ingest`]); each band is copied back onto the padded grid from
-//! there ([`super::Run::load_band`]).
+//! [`seis_imaging::store`]). A run with no other rank keeps its first band on the device from the ingest
+//! on, so only the later bands wait: half the spectrum of a job in two bands, whose host memory then takes
+//! half as long to pin and is copied out and back half as much. They wait in page-locked host memory,
+//! whose copies run at full speed and asynchronously; in ordinary host memory when that much cannot be
+//! pinned; or in a cache file on scratch disk when the host cannot hold it either. The ingest puts each
+//! chunk's spectrum there on its way from the device's time transform ([`super::Run::ingest`]); each band
+//! is copied back onto the padded grid from there ([`super::Run::load_band`]).
 
+use std::ops::Range;
 use std::path::Path;
 
 use crate::device::{Gpu, PinnedBuffer};
@@ -23,18 +26,24 @@ pub(super) enum Waiting {
     },
 }
 
-/// A share's spectrum on the host, frequency-major and unpadded.
+/// The frequencies of a share's spectrum, frequency-major and unpadded, on the host.
 pub(super) struct WaitingSpectrum {
     pub(super) waiting: Waiting,
     pub(super) layout: Layout,
 }
 
 impl WaitingSpectrum {
-    /// Room for `plan`'s share at `place` (host memory, or a file in `scratch`); a disk store stages chunks
-    /// of up to `chunk_values` values.
-    pub(super) fn new(gpu: &Gpu, plan: &Plan, place: Place, chunk_values: usize, scratch: &Path) -> Result<Self> {
-        let [ni, nx, _] = plan.input.shape();
-        let layout = Layout { first: plan.frequencies.start, frequencies: plan.frequencies.len(), traces: ni * nx };
+    /// Room for the `frequencies` (plan indices) of `plan`'s traces at `place` (host memory, or a file in
+    /// `scratch`); a disk store stages chunks of up to `chunk_values` values.
+    pub(super) fn new(
+        gpu: &Gpu,
+        plan: &Plan,
+        frequencies: Range<usize>,
+        place: Place,
+        chunk_values: usize,
+        scratch: &Path,
+    ) -> Result<Self> {
+        let layout = Layout { first: frequencies.start, frequencies: frequencies.len(), traces: plan.input.n_traces() };
         let waiting = match place {
             Place::Disk => Waiting::Disk {
                 file: CacheFile::create(scratch, layout.bytes())?,
@@ -83,10 +92,10 @@ impl WaitingSpectrum {
     }
 }
 
-/// Where the share's spectrum waits when it does not fit the device: host memory if `usable` bytes of it
-/// hold it, else scratch disk.
-pub(super) fn place_for(plan: &Plan, usable: u64) -> Place {
-    let bytes = (plan.frequencies.len() * plan.input.n_traces() * 8) as u64;
+/// Where `frequencies` of the share's spectrum wait when they do not fit the device: host memory if `usable`
+/// bytes of it hold them, else scratch disk.
+pub(super) fn place_for(plan: &Plan, frequencies: &Range<usize>, usable: u64) -> Place {
+    let bytes = (frequencies.len() * plan.input.n_traces() * 8) as u64;
     if bytes <= usable {
         Place::Memory
     } else {
