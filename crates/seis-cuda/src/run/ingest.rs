@@ -316,20 +316,33 @@ impl Run<'_> {
         let layout = store.layout;
         let (first, nw) = (layout.first, layout.frequencies);
         dev.wait(&dev.copy_out, &spill.staged)?;
-        match store.host_ptr(first, il.start * nx) {
-            Some(host) => timer.time("spill", &dev.copy_out, || {
-                // SAFETY: the block holds nw rows of `traces` values; the store holds nw rows of
-                // layout.traces values, of which `traces` from trace il.start·nx are written.
-                unsafe {
-                    let to = Target::Host(host.cast());
-                    copy_2d(to, layout.traces * 8, Source::Device(block), traces * 8, traces * 8, nw, &dev.copy_out)
+        match &mut store.waiting {
+            Waiting::Memory(pieces) => {
+                for piece in pieces.through(il.end)?.iter_mut() {
+                    let both = il.start.max(piece.inlines.start)..il.end.min(piece.inlines.end);
+                    if both.is_empty() {
+                        continue;
+                    }
+                    let held = piece.inlines.len() * nx;
+                    // SAFETY: the piece holds nw rows of its inlines' `held` values, of which those of the
+                    // inlines `both` are written; the block holds nw rows of `traces` values, read from
+                    // those of the same inlines. The host does not touch the piece while bands wait.
+                    let host = unsafe { piece.host_ptr().add((both.start - piece.inlines.start) * nx) };
+                    let from = block + ((both.start - il.start) * nx * 8) as u64;
+                    let row_bytes = both.len() * nx * 8;
+                    timer.time("spill", &dev.copy_out, || {
+                        // SAFETY: as above.
+                        unsafe {
+                            let to = Target::Host(host.cast());
+                            copy_2d(to, held * 8, Source::Device(from), traces * 8, row_bytes, nw, &dev.copy_out)
+                        }
+                    })?;
                 }
-            })?,
-            None => {
-                let Waiting::Disk { file, staging } = &mut store.waiting else { unreachable!("no host pointer: disk") };
+            }
+            Waiting::Disk { file, staging } => {
                 timer.time("spill", &dev.copy_out, || {
-                    // SAFETY: as above, into the pinned staging buffer of at least nw × traces values, which
-                    // is read below only after the copy is done.
+                    // SAFETY: the block holds nw rows of `traces` values, copied into the pinned staging
+                    // buffer of at least nw × traces values, which is read below only after the copy is done.
                     unsafe {
                         let to = Target::Host(staging.host_ptr_mut());
                         copy_2d(to, traces * 8, Source::Device(block), traces * 8, traces * 8, nw, &dev.copy_out)
@@ -368,23 +381,32 @@ impl Run<'_> {
         dev.record(&zeroed, &dev.compute)?;
         dev.wait(&dev.copy_in, &zeroed)?;
         let layout = store.layout;
-        match store.host_ptr(band.start, 0) {
-            Some(host) => timer.time("band-load", &dev.copy_in, || {
-                // SAFETY: the store holds the band's planes of ni × nx values from `host` on; the spectrum
-                // holds band.len() planes of pi × px; the store is not written while bands are loaded.
-                unsafe {
-                    copy_3d(
-                        Slabs { at: Target::Device(spectrum.ptr()), pitch: px * 8, height: pi, y: 0 },
-                        Slabs { at: Source::Host(host.cast_const().cast()), pitch: nx * 8, height: ni, y: 0 },
-                        nx * 8,
-                        ni,
-                        band.len(),
-                        &dev.copy_in,
-                    )
+        match &mut store.waiting {
+            Waiting::Memory(pieces) => {
+                for piece in pieces.through(ni)?.iter_mut() {
+                    let (rows, held) = (piece.inlines.len(), piece.inlines.len() * nx);
+                    // SAFETY: the piece holds each stored frequency's `held` values of its inlines, from
+                    // which the band's planes are copied onto rows piece.inlines of the spectrum's band.len()
+                    // planes of pi × px; the store is not written while bands are loaded.
+                    let host = unsafe { piece.host_ptr().add((band.start - layout.first) * held) };
+                    let y = piece.inlines.start;
+                    let from = Source::Host(host.cast_const().cast());
+                    timer.time("band-load", &dev.copy_in, || {
+                        // SAFETY: as above.
+                        unsafe {
+                            copy_3d(
+                                Slabs { at: Target::Device(spectrum.ptr()), pitch: px * 8, height: pi, y },
+                                Slabs { at: from, pitch: nx * 8, height: rows, y: 0 },
+                                nx * 8,
+                                rows,
+                                band.len(),
+                                &dev.copy_in,
+                            )
+                        }
+                    })?;
                 }
-            })?,
-            None => {
-                let Waiting::Disk { file, staging } = &mut store.waiting else { unreachable!("no host pointer: disk") };
+            }
+            Waiting::Disk { file, staging } => {
                 let rows = (staging.len() / nx).clamp(1, ni);
                 for w in band.clone() {
                     ctx.check()?;

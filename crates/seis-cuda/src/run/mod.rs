@@ -157,6 +157,10 @@ impl Run<'_> {
                 }
             }
         }
+        if let Some(store::Waiting::Memory(pieces)) = waiting.as_ref().map(|w| &w.waiting) {
+            // Making the store overlaps the ingest: what counts is how long the run waited for it.
+            ctx.stats.add("band-store", pieces.waited, 0);
+        }
         drop(waiting);
         dev.sync(&dev.compute)?;
         ctx.stats.add("ingest+compute", t.elapsed(), 0);
