@@ -147,10 +147,10 @@ pub fn plan_migrations(job: &JobConfig, input: &Geometry, bin: [f64; 2], base: V
     let mut of_members = Vec::with_capacity(members.len());
     for (member, specs) in members.iter().zip(products.chunks_mut(per_member.max(1))) {
         for spec in specs.iter_mut() {
-            spec.reach = member.plan.reach;
+            spec.reach = member.plan.reach.map(|depth| products::Reach::of(spec, &image, &member.velocity, depth));
         }
         let mut said = member.plan.warnings.clone();
-        said.extend(products::below_reach_warnings(specs, &image, member.plan.reach));
+        said.extend(products::below_reach_warnings(specs, &image));
         of_members.push((member.step, said));
     }
     let mut warnings = crate::scan_warnings::merge(&of_members);

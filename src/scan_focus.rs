@@ -73,7 +73,7 @@ pub struct ScanFocus {
 impl FocusTally {
     /// A tally for `members` migrations of `products` (every member's, member after member) on `image`.
     pub fn new(products: &[ProductSpec], members: usize, image: &Geometry) -> Self {
-        let deepest = products.iter().filter_map(|p| p.reach).min_by(f64::total_cmp);
+        let deepest = products.iter().filter_map(|p| p.reach.map(|r| r.depth)).min_by(f64::total_cmp);
         FocusTally { deepest, image: image.clone(), members: Mutex::new(vec![Sums::default(); members]) }
     }
 

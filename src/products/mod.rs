@@ -28,6 +28,7 @@ use crate::volume::{Geometry, IndexBox};
 mod page;
 mod picture;
 mod plan;
+mod reach;
 mod record;
 mod remarks;
 #[cfg(test)]
@@ -39,6 +40,7 @@ mod written;
 pub use page::*;
 pub use picture::*;
 pub use plan::*;
+pub use reach::Reach;
 pub use record::*;
 pub use velocity::*;
 pub use write::*;
@@ -106,9 +108,9 @@ pub struct ProductSpec {
     pub time: Option<Arc<TimeForm>>,
     /// The member of a velocity scan it comes from (`None`: the job migrates once).
     pub scan: Option<ScanStep>,
-    /// The deepest depth (m) the record reaches through the velocity of its migration, when the image goes
-    /// deeper ([`crate::imaging::Plan::reach`]): the product is zero below it (see [`deliverable`]).
-    pub reach: Option<f64>,
+    /// How deep (and, in time, how late) the record reaches through the velocity of its migration, when
+    /// the image goes deeper: the product is zero below it.
+    pub reach: Option<Reach>,
 }
 
 impl ProductSpec {
@@ -163,7 +165,7 @@ impl ProductSpec {
             return velocity::values_as_written(self, box_values);
         }
         let in_depth = image.subset(&self.output_region());
-        let values = deliverable(box_values, &in_depth, self.reach);
+        let values = deliverable(box_values, &in_depth, self.reach.map(|r| r.depth));
         match &self.time {
             Some(t) => Cow::Owned(t.convert(&values)),
             None => values,

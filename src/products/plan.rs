@@ -277,21 +277,22 @@ fn depth_range(
     Ok(range)
 }
 
-/// A warning for every product that lies, in whole or in part, below `reach`, the deepest depth the record
-/// can image ([`crate::imaging::Plan::reach`]): those levels are zero.
-pub fn below_reach_warnings(specs: &[ProductSpec], image: &Geometry, reach: Option<f64>) -> Vec<String> {
-    let Some(reach) = reach else { return Vec::new() };
+/// A warning for every product that lies, in whole or in part, below its reach, the deepest depth the
+/// record can image ([`crate::imaging::Plan::reach`]), said in time for a product in time: those levels
+/// are zero.
+pub fn below_reach_warnings(specs: &[ProductSpec], image: &Geometry) -> Vec<String> {
     let depth = &image.samples;
     specs
         .iter()
-        .filter(|s| depth.value(s.region.s.end - 1) > reach)
-        .map(|s| {
-            let how = if depth.value(s.region.s.start) > reach { "lies" } else { "lies partly" };
-            format!(
-                "{} {how} below {reach:.0} m, the deepest depth the record reaches (the vertical two-way time of its \
-                 last sample): it is zero there",
-                s.stem
-            )
+        .filter_map(|s| s.reach.map(|reach| (s, reach)))
+        .filter(|(s, reach)| depth.value(s.region.s.end - 1) > reach.depth)
+        .map(|(s, reach)| {
+            let how = if depth.value(s.region.s.start) > reach.depth { "lies" } else { "lies partly" };
+            let why = match reach.time {
+                Some(_) => format!("that of {:.0} m, the deepest depth it reaches", reach.depth),
+                None => "the vertical two-way time of its last sample".to_string(),
+            };
+            format!("{} {how} below {} ({why}): it is zero there", s.stem, reach.words(|v| format!("{v:.0}")))
         })
         .collect()
 }

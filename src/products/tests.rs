@@ -46,7 +46,7 @@ fn a_product_in_time_is_zero_where_nothing_was_recorded() {
     let mut spec = plan_time_products(&output, &image, &ImagingParams::default(), &[&v], 10.0).unwrap()[0].remove(0);
     // 10 m at 2000 m/s is 10 ms two-way: the time axis is the depth axis in ms.
     assert_eq!(spec.geometry(&image).samples, SampleAxis { origin: 0.0, step: 10.0, len: 10, domain: Domain::Time });
-    spec.reach = Some(45.0);
+    spec.reach = Some(Reach { depth: 45.0, time: None });
     let values = vec![1.0f32; 20];
     let got = spec.values(&image, &values);
     let expect: Vec<f32> = (0..10).map(|k| if k <= 4 { 1.0 } else { 0.0 }).chain([0.0; 10]).collect();

@@ -93,3 +93,45 @@ fn the_page_lists_the_warnings_and_a_picture_notes_its_zero_depths_and_tapered_e
     let taper = notes.iter().find(|n| n.starts_with("Edge taper")).expect("a note on the tapered crosslines");
     assert!(taper.contains("crosslines 1-") && !taper.contains("inlines"), "{taper}");
 }
+
+/// A product in time is zero after the two-way time the record reaches, and says so in ms: its picture's
+/// note and the run's warning give that time, not the depth (596 ms in 2000 m/s, where the depth product
+/// says 596 m).
+#[test]
+fn a_product_in_time_notes_the_time_the_record_reaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(24, 20, 150);
+    let input = dir.path().join("input.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let text = format!(
+        "[input]\npath = {input:?}\n\n[velocity]\nkind = \"constant\"\nvelocity = 2000.0\n\n[imaging]\ndz = 5.0\n\
+         nz = 150\n\n[compute]\nbackend = \"cpu\"\n\n[output]\ndir = \"out\"\ninlines = [12]\ntime_slices = [700.0]\n\
+         domain = [\"depth\", \"time\"]\n"
+    );
+    let job = write_job(&dir.path().join("job.toml"), &text);
+    let o = run(&["run", job.to_str().unwrap()]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let out = dir.path().join("out");
+    let warnings = manifest_warnings(&out);
+    let about = |stem: &str| warnings.iter().find(|w| w.starts_with(&format!("{stem} "))).cloned();
+    let depth = about("inline_12").expect("a warning on inline_12");
+    assert!(depth.contains("partly below 596 m, the deepest depth the record reaches"), "{depth}");
+    for (stem, how) in [("inline_12_time", "partly below"), ("time_700ms", "below")] {
+        let w = about(stem).unwrap_or_else(|| panic!("no warning on {stem}: {warnings:?}"));
+        assert!(w.contains(&format!("{how} 596 ms, the latest two-way time the record reaches")), "{w}");
+        assert!(!w.contains("below 596 m,"), "{w}");
+    }
+    let notes = |stem: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(out.join(format!("{stem}.json"))).unwrap();
+        let sidecar: Value = serde_json::from_str(&text).unwrap();
+        sidecar["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_string()).collect()
+    };
+    let section = notes("inline_12_time");
+    assert!(
+        section.contains(&"Zero below 596 ms, the latest two-way time the record reaches.".to_string()),
+        "{section:?}"
+    );
+    let slice = notes("time_700ms");
+    let expect = "Below 596 ms, the latest two-way time the record reaches: zero here.";
+    assert!(slice.contains(&expect.to_string()), "{slice:?}");
+}

@@ -110,6 +110,27 @@ impl TimeForm {
         Ok(first..last)
     }
 
+    /// The two-way time (ms) of depth `z` m at the trace of `region` where it is latest: a product in time
+    /// of that box is, at every trace, past depth `z` after that time.
+    pub fn latest_time_at_depth(model: &VelocityModel, image: &Geometry, region: &IndexBox, z: f64) -> f64 {
+        let dz = image.samples.step;
+        let above = (z / dz).floor().max(0.0) as usize;
+        let time_at = |trace: usize| {
+            let t = trace_times(model, trace, dz, above + 2);
+            t[above] + (z / dz - above as f64) * (t[above + 1] - t[above])
+        };
+        let nx = image.xlines.len;
+        match model {
+            VelocityModel::Grid(_) => region
+                .il
+                .clone()
+                .into_par_iter()
+                .flat_map_iter(|i| region.xl.clone().map(move |j| time_at(i * nx + j)))
+                .reduce(|| 0.0, f64::max),
+            _ => time_at(0),
+        }
+    }
+
     /// The form of a time slice at `twt` ms cut from `region` (which holds that time at every trace).
     pub fn at_time(model: &VelocityModel, image: &Geometry, region: &IndexBox, twt: f64) -> TimeForm {
         let times = box_times(model, image, region);
@@ -199,5 +220,8 @@ mod tests {
         assert_eq!(s.convert(&values), vec![30.0; 6]);
         let e = TimeForm::slice_levels(&v, &g, 500.0, "output.time_slices.0").unwrap_err().to_string();
         assert!(e.contains("below the image") && e.contains("180.0 ms"), "{e}");
+        // 150 m is 100 + 40 ms; 102.5 m lies halfway through the first step at 2500 m/s, of 4 ms.
+        let at = |z| TimeForm::latest_time_at_depth(&v, &g, &region, z);
+        assert!((at(150.0) - 140.0).abs() < 1e-9 && (at(102.5) - 102.0).abs() < 1e-9, "{} {}", at(150.0), at(102.5));
     }
 }

@@ -94,23 +94,30 @@ fn pictures_stay_within_max_pixels_whatever_the_exaggeration() {
 fn sizes_no_machine_holds_are_errors_not_aborts() {
     let dir = tempfile::tempdir().unwrap();
     // One inline of 1.6 GB in 1 GB of address space: an error naming the allocation, no temporary file.
+    // With the threads of this machine, and as on a 128-core host: 128 threads, and as many malloc arenas
+    // as glibc allows there (eight per core), 64 MiB of addresses reserved each.
     let out = dir.path().join("synth");
     std::fs::create_dir(&out).unwrap();
-    let mut cmd = seisimage();
-    cmd.args(["synth", path_str(&out.join("big.sgy")), "--size", "2x20000x20000"]);
-    unsafe {
-        cmd.pre_exec(|| {
-            let limit = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
-            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
-                0 => Ok(()),
-                _ => Err(std::io::Error::last_os_error()),
-            }
-        });
+    for threads in [None, Some("128")] {
+        let mut cmd = seisimage();
+        cmd.args(["synth", path_str(&out.join("big.sgy")), "--size", "2x20000x20000"]);
+        if let Some(threads) = threads {
+            cmd.env("RAYON_NUM_THREADS", threads).env("GLIBC_TUNABLES", "glibc.malloc.arena_max=1024");
+        }
+        unsafe {
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit { rlim_cur: 1 << 30, rlim_max: 1 << 30 };
+                match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
+            });
+        }
+        let o = run_command(&mut cmd);
+        assert_eq!(o.code(), Some(1), "{threads:?} threads: {o:?}");
+        assert!(o.stderr.contains("cannot allocate 1.60 GB"), "{threads:?} threads: {o:?}");
+        assert_eq!(names(&out), Vec::<String>::new());
     }
-    let o = run_command(&mut cmd);
-    assert_eq!(o.code(), Some(1), "{o:?}");
-    assert!(o.stderr.contains("cannot allocate"), "{o:?}");
-    assert_eq!(names(&out), Vec::<String>::new());
     // 10^15 samples (4 PB): refused as the command line is read
     let o = run(&["synth", path_str(&out.join("huge.sgy")), "--size", "1000000x1000000x1000"]);
     assert_eq!(o.code(), Some(2), "{o:?}");
