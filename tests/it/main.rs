@@ -34,6 +34,7 @@ mod job_manifest;
 mod job_products;
 mod mdio_cli;
 mod mdio_interop;
+mod mdio_products;
 mod npy_io;
 mod png_encoding;
 mod python;

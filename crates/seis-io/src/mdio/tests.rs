@@ -170,3 +170,21 @@ impl TapMkdir for PathBuf {
         self
     }
 }
+
+/// While a dataset is written its folder has a hidden name that says this process and host, as a file's
+/// does, so that the folder left by a writer that was killed is known as such and removed
+/// (`output::remove_stale`); a writer dropped before it finished leaves nothing.
+#[test]
+fn the_folder_being_written_is_named_as_partial_files_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, _) = sample_volume();
+    let w = MdioWriter::create(&dir.path().join("v.mdio"), &g, &MdioWriteOptions::default()).unwrap();
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let hidden = crate::output::hidden_name(&names[0]).unwrap_or_else(|| panic!("{} is not a hidden name", names[0]));
+    assert_eq!((hidden.target, hidden.pid), ("v.mdio", std::process::id() as i32));
+    assert!(hidden.host.is_some(), "{}", names[0]);
+    drop(w);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

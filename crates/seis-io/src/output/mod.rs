@@ -23,8 +23,10 @@ use crate::files::FileId;
 use seis_core::error::{IoContext, Result};
 
 mod folder;
+mod tree;
 use folder::folder_of;
 pub use folder::{hold, remove_file, Folder, HeldFolder};
+pub use tree::{tree_digest, TempFolder};
 
 /// The tags of seisimage's hidden files: `.NAME.partial-PID-HOST-RANDOM` while a file is written,
 /// `.NAME.replaced-PID-HOST-RANDOM` for an earlier run's file moved aside.
@@ -132,7 +134,7 @@ impl TempOutput {
         let mut file = self.reopen().at(&self.final_path)?;
         start_writeback(&file);
         let digest = FileDigest::read(&mut file).at(&self.final_path)?;
-        Ok(SealedOutput { out: self, digest })
+        Ok(SealedOutput { out: tree::Pending::File(self), digest })
     }
 
     /// Move the (flushed) temporary file to its final name. With `replaced`, a file already there is first
@@ -359,7 +361,7 @@ pub struct Replaced(Vec<(Arc<Folder>, String)>);
 impl Drop for Replaced {
     fn drop(&mut self) {
         for (folder, name) in &self.0 {
-            let _ = folder.remove(name);
+            let _ = tree::remove_entry(folder, name);
         }
     }
 }
@@ -368,7 +370,7 @@ impl Drop for Replaced {
 /// drop unless committed.
 #[derive(Debug)]
 pub struct SealedOutput {
-    out: TempOutput,
+    out: tree::Pending,
     digest: FileDigest,
 }
 
@@ -403,7 +405,7 @@ pub fn commit_together(files: Vec<SealedOutput>) -> Result<Vec<(PathBuf, FileDig
 pub fn commit_together_replacing(files: Vec<SealedOutput>) -> Result<(Vec<(PathBuf, FileDigest)>, Replaced)> {
     use rayon::prelude::*;
     let t = std::time::Instant::now();
-    files.par_iter().try_for_each(|s| s.out.reopen().and_then(|f| f.sync_all()).at(s.final_path()))?;
+    files.par_iter().try_for_each(|s| s.out.sync().at(s.final_path()))?;
     tracing::trace!("{} file(s) flushed to disk in {:.1} ms", files.len(), t.elapsed().as_secs_f64() * 1e3);
     let mut done: Vec<(Placed, FileDigest)> = Vec::with_capacity(files.len());
     let mut replaced = Replaced::default();
@@ -412,7 +414,7 @@ pub fn commit_together_replacing(files: Vec<SealedOutput>) -> Result<(Vec<(PathB
             Ok(placed) => done.push((placed, digest)),
             Err(e) => {
                 for (placed, _) in &done {
-                    let _ = placed.folder.remove(&placed.name);
+                    let _ = tree::remove_entry(&placed.folder, &placed.name);
                 }
                 return Err(e);
             }
