@@ -266,9 +266,10 @@ fn move_aside(folder: &Folder, name: &str) -> std::io::Result<String> {
 /// Remove the hidden files that runs of seisimage on this host left in `dir` when they were killed
 /// (SIGKILL, a crash, a power cut, a folder made read-only before they could clean up): files named
 /// `.NAME.partial-PID-HOST-RANDOM` or `.NAME.replaced-PID-HOST-RANDOM` whose host is this one and whose
-/// process no longer runs. Only regular files owned by the user running seisimage are touched; a link, a
-/// file of another user or of another host, and one of a process still running are left alone. Returns
-/// how many were removed.
+/// process no longer runs. Only regular files and folders (an MDIO dataset being written, see
+/// [`TempFolder`]) owned by the user running seisimage are touched, a folder with everything in it, links
+/// inside it removed and never followed; a link, a file or folder of another user or of another host, and
+/// one of a process still running are left alone. Returns how many were removed.
 pub fn remove_stale(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     let host = host_tag();
@@ -282,13 +283,14 @@ pub fn remove_stale(dir: &Path) -> usize {
             continue;
         }
         let path = entry.path();
-        match std::fs::symlink_metadata(&path) {
-            Ok(m) if m.file_type().is_file() && m.uid() == me => {}
+        let gone = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_file() && m.uid() == me => std::fs::remove_file(&path).is_ok(),
+            Ok(m) if tree::stale_folder(&m, me) => Folder::open_no_link(dir)
+                .and_then(|parent| tree::remove_tree(&parent, &name.to_string_lossy(), 0))
+                .is_ok(),
             _ => continue,
-        }
-        if std::fs::remove_file(&path).is_ok() {
-            removed += 1;
-        }
+        };
+        removed += usize::from(gone);
     }
     if removed > 0 {
         tracing::info!("removed {removed} temporary file(s) left in {} by runs that ended abruptly", dir.display());
