@@ -33,6 +33,7 @@ mod job_folder;
 mod job_manifest;
 mod job_products;
 mod mdio_cli;
+mod mdio_crs;
 mod mdio_interop;
 mod mdio_products;
 mod npy_io;

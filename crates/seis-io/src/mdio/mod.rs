@@ -32,7 +32,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use reader::MdioReader;
+pub use reader::{read_crs, MdioReader};
 pub use writer::{MdioWriteOptions, MdioWriter};
 
 use seis_core::volume::Domain;
