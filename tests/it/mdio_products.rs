@@ -70,7 +70,8 @@ fn mdio_opens_the_products_a_run_writes_as_mdio() {
     assert!(!left.iter().any(|n| n.starts_with('.')), "hidden entries left: {left:?}");
     let coords = g.coords.expect("the model has coordinates");
     // (stem, inline numbers, crossline numbers, the sample dimension and its unit)
-    let products: [(&str, Vec<i64>, Vec<i64>, &str, Value); 5] = [
+    type Expected = (&'static str, Vec<i64>, Vec<i64>, &'static str, Value);
+    let products: [Expected; 5] = [
         ("inline_4", vec![4], (1..=6).collect(), "depth", serde_json::json!({"length": "m"})),
         ("inline_4_time", vec![4], (1..=6).collect(), "time", serde_json::json!({"time": "ms"})),
         ("depth_50m", (1..=8).collect(), (1..=6).collect(), "depth", serde_json::json!({"length": "m"})),
