@@ -11,7 +11,9 @@ use crate::job::Job;
 pub(super) fn run_crs(job: &Job, warnings: &mut Vec<String>) -> Result<Option<Crs>> {
     let given = job.crs()?;
     let input = &job.config.input;
-    if detect_format(&input.path, input.read.format)? != FileFormat::Mdio {
+    // An MDIO dataset is a folder; the input of a run from memory (the Python package) is no file at all.
+    let mdio = input.path.is_dir() && matches!(detect_format(&input.path, input.read.format), Ok(FileFormat::Mdio));
+    if !mdio {
         return Ok(given);
     }
     let recorded = crate::io::mdio::read_crs(&input.path).map_err(|e| job.locate(e))?;
