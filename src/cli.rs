@@ -193,6 +193,11 @@ pub struct ConvertArgs {
     /// HDF5 output: deflate level 1-9 (default: uncompressed).
     #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u8).range(1..=9))]
     pub compress: Option<u8>,
+    /// The CRS of the survey's coordinates, recorded in the output (HDF5 and MDIO: a CF `spatial_ref` grid
+    /// mapping; SEG-Y: a line of the text header): EPSG:CODE, or the path of a WKT file. Default: the CRS an
+    /// MDIO input records, else none. Never used to project.
+    #[arg(long, value_name = "EPSG:CODE|WKT-FILE")]
+    pub crs: Option<String>,
     #[command(flatten)]
     pub segy: SegyArgs,
 }

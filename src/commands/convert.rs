@@ -10,6 +10,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use seisimage::io::crs::Crs;
 use seisimage::io::hdf5::Hdf5WriteOptions;
 use seisimage::io::segy::geometry::MISSING;
 use seisimage::io::segy::{ByteOrder, SegyLayout, SegyReader, SegyWriteOptions, WriteFormat};
@@ -22,19 +23,23 @@ use crate::cli::{ConvertArgs, SegyOutFormat};
 /// Values read and written per step.
 const BLOCK_VALUES: usize = 16 << 20;
 
-fn write_options(args: &ConvertArgs) -> WriteOptions {
+fn write_options(args: &ConvertArgs, crs: Option<&Crs>) -> WriteOptions {
     let format = match args.sample_format {
         SegyOutFormat::Ieee => WriteFormat::Ieee,
         SegyOutFormat::Ibm => WriteFormat::Ibm,
     };
+    let mut text =
+        vec![format!("CONVERTED BY SEISIMAGE {} FROM {}", env!("CARGO_PKG_VERSION"), file_name(&args.input))];
+    text.extend(crs.map(|crs| format!("CRS OF CDP X/Y: {}", crs.describe())));
     WriteOptions {
-        segy: SegyWriteOptions {
-            format,
-            text: vec![format!("CONVERTED BY SEISIMAGE {} FROM {}", env!("CARGO_PKG_VERSION"), file_name(&args.input))],
+        segy: SegyWriteOptions { format, text, ..Default::default() },
+        hdf5: Hdf5WriteOptions {
+            dataset: args.dataset.clone(),
+            compression: args.compress,
+            crs: crs.cloned(),
             ..Default::default()
         },
-        hdf5: Hdf5WriteOptions { dataset: args.dataset.clone(), compression: args.compress, ..Default::default() },
-        crs: None,
+        crs: crs.cloned(),
     }
 }
 
@@ -78,6 +83,12 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
     if in_format == FileFormat::Npy {
         anyhow::bail!("{}: NPY has no axes to convert from; convert from SEG-Y or HDF5", args.input.display());
     }
+    // The CRS given, else the one an MDIO input records: the output says it as the input did.
+    let crs = match &args.crs {
+        Some(value) => Some(Crs::parse_at("--crs", value, Path::new(""))?),
+        None if in_format == FileFormat::Mdio => seisimage::io::mdio::read_crs(&args.input)?,
+        None => None,
+    };
     let folder = args.output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !folder.is_dir() {
         return Err(seisimage::Error::Request(format!(
@@ -120,7 +131,8 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
     let [n_il, n_xl, ns] = cut.shape();
     let block_il = (BLOCK_VALUES / (n_xl * ns).max(1)).clamp(1, n_il);
 
-    let mut sink = VolumeSink::create(out_format, &args.output, &out_geometry, &write_options(args))
+    let options = write_options(args, crs.as_ref());
+    let mut sink = VolumeSink::create(out_format, &args.output, &out_geometry, &options)
         .with_context(|| format!("cannot create {}", args.output.display()))?;
     let progress = reporting.progress();
     progress.begin("converting", n_il as u64);
@@ -145,7 +157,7 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
     }
     let written = sink.close()?;
     if let (Some(input), FileFormat::Segy) = (&segy, out_format) {
-        keep_segy_headers(input, &cut, &written, write_options(args).segy.endian)?;
+        keep_segy_headers(input, &cut, &written, options.segy.endian)?;
     }
     // A signal that came during the last step still stops the command: it never reports success, and
     // the file is not put under its name.

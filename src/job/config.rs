@@ -184,6 +184,8 @@ pub enum VolumeFormat {
     Npy,
     /// Maps only: depth and time slices.
     Geotiff,
+    /// MDIO v1, a Zarr v3 folder.
+    Mdio,
 }
 
 impl VolumeFormat {
@@ -193,6 +195,7 @@ impl VolumeFormat {
             VolumeFormat::Hdf5 => FileFormat::Hdf5,
             VolumeFormat::Npy => FileFormat::Npy,
             VolumeFormat::Geotiff => FileFormat::GeoTiff,
+            VolumeFormat::Mdio => FileFormat::Mdio,
         }
     }
 
@@ -202,6 +205,7 @@ impl VolumeFormat {
             VolumeFormat::Hdf5 => "h5",
             VolumeFormat::Npy => "npy",
             VolumeFormat::Geotiff => "tif",
+            VolumeFormat::Mdio => "mdio",
         }
     }
 }

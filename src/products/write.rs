@@ -103,10 +103,8 @@ impl OpenProduct {
                 sink.write_inlines(i * block_inlines, g.shape(), block)?;
             }
             steps.lap("values");
-            let closed = sink.close()?;
-            steps.lap("close");
-            files.push((closed.seal()?, f.extension()));
-            steps.lap("checksum");
+            files.push((sink.seal()?, f.extension()));
+            steps.lap("close and checksum");
             steps.log_trace(&format!("{} as {}", spec.stem, f.extension()));
         }
         Ok(WrittenProduct {

@@ -29,6 +29,7 @@ mod engine;
 mod execute;
 mod folder;
 mod follow;
+mod input_crs;
 mod lock;
 mod manifest;
 mod mode;

@@ -159,7 +159,7 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
         velocity_provenance.shallow_note(&velocity, deepest, plan.depth.step).map(|note| format!("velocity: {note}")),
     );
     warnings.extend(planned_warnings);
-    let crs = job.crs()?;
+    let crs = super::input_crs::run_crs(&job, &mut warnings)?;
     Ok(Prepared {
         crs,
         job,

@@ -24,10 +24,15 @@ impl Crs {
     /// Read `input.crs`: `EPSG:<code>` (any case), or the path of a WKT file (relative paths from the job
     /// file's folder, as `base` gives them). Err: why it is neither, at the key `input.crs`.
     pub fn parse(value: &str, base: &Path) -> Result<Crs> {
+        Crs::parse_at("input.crs", value, base)
+    }
+
+    /// [`Crs::parse`] for the setting `key` (`input.crs`, `--crs`), which an error names.
+    pub fn parse_at(key: &str, value: &str, base: &Path) -> Result<Crs> {
         let refuse = |why: String| {
             Error::at_key(
-                "input.crs",
-                format!("input.crs = {value:?}: {why}; give \"EPSG:<code>\" (EPSG:23031) or the path of a WKT file"),
+                key,
+                format!("{key} = {value:?}: {why}; give \"EPSG:<code>\" (EPSG:23031) or the path of a WKT file"),
             )
         };
         if let Some(code) = value.get(..5).filter(|p| p.eq_ignore_ascii_case("epsg:")).map(|_| &value[5..]) {
@@ -40,6 +45,32 @@ impl Crs {
         let text = read_wkt(&path).map_err(|why| refuse(format!("{}: {why}", path.display())))?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         Ok(Crs { name, epsg: outer_epsg(&text), wkt: Some(text) })
+    }
+
+    /// The CRS a dataset records as text, named `name` in messages: `EPSG:<code>` or a WKT, checked as a
+    /// WKT file is; `epsg` is the code the dataset gives beside it, if any. Err: why it is neither.
+    pub fn from_text(name: &str, text: &str, epsg: Option<u32>) -> std::result::Result<Crs, String> {
+        let text = text.trim();
+        if let Some(code) = text.get(..5).filter(|p| p.eq_ignore_ascii_case("epsg:")).map(|_| &text[5..]) {
+            return match code.trim().parse::<u32>() {
+                Ok(code) if code > 0 => Ok(Crs { name: format!("EPSG:{code}"), epsg: Some(code), wkt: None }),
+                _ => Err(format!("{code:?} is not an EPSG code")),
+            };
+        }
+        if text.len() as u64 > MAX_WKT_BYTES {
+            return Err(format!("more than {MAX_WKT_BYTES} bytes, no WKT of a CRS is that long"));
+        }
+        let wkt = check_wkt(text.to_string())?;
+        Ok(Crs { name: name.to_string(), epsg: outer_epsg(&wkt).or(epsg), wkt: Some(wkt) })
+    }
+
+    /// Whether `self` and `other` name the same CRS: the same EPSG code when both have one, else the
+    /// same WKT.
+    pub fn same_as(&self, other: &Crs) -> bool {
+        match (self.epsg, other.epsg) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.wkt.is_some() && self.wkt == other.wkt,
+        }
     }
 
     /// The CRS in one line for text headers and logs: `EPSG:23031`, or the WKT's name and code.
@@ -74,7 +105,11 @@ fn read_wkt(path: &Path) -> std::result::Result<String, String> {
         return Err(format!("more than {MAX_WKT_BYTES} bytes, no WKT of a CRS is that long"));
     }
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
-    let text = text.trim().to_string();
+    check_wkt(text.trim().to_string())
+}
+
+/// `text` if it starts with a CRS keyword of WKT 1 or 2 and its brackets balance.
+fn check_wkt(text: String) -> std::result::Result<String, String> {
     const KEYWORDS: [&str; 11] = [
         "PROJCS",
         "GEOGCS",

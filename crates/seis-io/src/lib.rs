@@ -182,7 +182,7 @@ pub fn open(path: &Path, opts: &InputOptions) -> Result<Box<dyn VolumeReader>> {
 pub struct WriteOptions {
     pub segy: segy::SegyWriteOptions,
     pub hdf5: hdf5::Hdf5WriteOptions,
-    /// The CRS GeoTIFF maps name.
+    /// The CRS GeoTIFF maps and MDIO datasets name.
     pub crs: Option<crs::Crs>,
 }
 
@@ -213,7 +213,8 @@ impl VolumeSink {
                 VolumeSink::GeoTiff(geotiff::GeoTiffWriter::create(path, geometry, opts.crs.as_ref())?)
             }
             FileFormat::Mdio => {
-                VolumeSink::Mdio(mdio::MdioWriter::create(path, geometry, &mdio::MdioWriteOptions::default())?)
+                let mdio = mdio::MdioWriteOptions { crs: opts.crs.clone(), ..Default::default() };
+                VolumeSink::Mdio(mdio::MdioWriter::create(path, geometry, &mdio)?)
             }
             FileFormat::Auto => {
                 return Err(Error::Request(format!("{}: say which format to write", path.display())));
@@ -253,7 +254,7 @@ impl VolumeSink {
     }
 
     /// Complete the file, leaving it under its temporary name (to be committed, measured or not). An MDIO
-    /// dataset is a folder, not a file: it completes with [`VolumeSink::finish`] only.
+    /// dataset is a folder, not a file: it completes with [`VolumeSink::finish`] or [`VolumeSink::seal`].
     pub fn close(self) -> Result<TempOutput> {
         match self {
             VolumeSink::Mdio(w) => Err(Error::Request(format!(
@@ -264,6 +265,15 @@ impl VolumeSink {
             VolumeSink::Hdf5(w) => w.close(),
             VolumeSink::Npy(w) => w.close(),
             VolumeSink::GeoTiff(w) => w.close(),
+        }
+    }
+
+    /// Complete the file (or MDIO folder) and measure it, still under its temporary name, to be committed
+    /// with other outputs.
+    pub fn seal(self) -> Result<output::SealedOutput> {
+        match self {
+            VolumeSink::Mdio(w) => w.seal(),
+            other => other.close()?.seal(),
         }
     }
 }

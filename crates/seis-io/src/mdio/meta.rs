@@ -153,7 +153,7 @@ fn check_chunks(json: &Value, shape: &[u64]) -> std::result::Result<(), String> 
 }
 
 /// A name that is one component of a path inside the folder.
-fn valid_name(name: &str) -> bool {
+pub(super) fn valid_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 

@@ -9,6 +9,12 @@
 //! are the `unitsV1` attribute of an array (`{"time": "ms"}`, `{"length": "m"}`). MDIO also keeps the SEG-Y
 //! trace headers in a structured `headers` array: seisimage does not read it and does not write it.
 //!
+//! A CRS: MDIO v1's schema has no field for one, so seisimage writes and reads it as CF says and as its
+//! HDF5 outputs do: the seismic variable and `cdp_x`/`cdp_y` name a grid mapping in their `grid_mapping`
+//! attribute, a scalar array (`spatial_ref`) whose attributes give the CRS as `crs_wkt` (a WKT),
+//! `spatial_ref` (a WKT or `EPSG:<code>`, as GDAL and rioxarray write it) and `epsg`. xarray keeps these
+//! attributes, and rioxarray reads them.
+//!
 //! Codecs: MDIO writes its arrays through Blosc with zstd inside, so seisimage writes the same and reads
 //! Blosc and zstd. The `blosc` feature of `zarrs` builds c-blosc from source with `cc` (the `blosc-src`
 //! crate, snappy, lz4, zlib and zstd included) and needs no cmake, so it is the one chosen over the
@@ -26,7 +32,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use reader::MdioReader;
+pub use reader::{read_crs, MdioReader};
 pub use writer::{MdioWriteOptions, MdioWriter};
 
 use seis_core::volume::Domain;
@@ -42,6 +48,10 @@ const TRACE_MASK: &str = "trace_mask";
 /// The root group's attribute that holds the template's attributes, and the key in it naming the variable.
 const DATASET_ATTRIBUTES: &str = "attributes";
 const DEFAULT_VARIABLE_KEY: &str = "defaultVariableName";
+/// The CF attribute of an array naming the array whose attributes hold the CRS of its coordinates, and the
+/// name seisimage gives that array.
+const GRID_MAPPING: &str = "grid_mapping";
+const SPATIAL_REF: &str = "spatial_ref";
 /// The attribute holding an array's unit, MDIO's `{"time": "ms"}`.
 const UNITS: &str = "unitsV1";
 

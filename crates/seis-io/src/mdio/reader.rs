@@ -9,7 +9,10 @@ use zarrs::array::{Array, ArraySubset};
 use zarrs::filesystem::FilesystemStore;
 
 use super::meta::{ArrayMeta, Dataset};
-use super::{sample_dimension, CDP_X, CDP_Y, CROSSLINE, INLINE, MAX_SAMPLES, MAX_TRACES, TRACE_MASK, UNITS};
+use super::{
+    sample_dimension, CDP_X, CDP_Y, CROSSLINE, GRID_MAPPING, INLINE, MAX_SAMPLES, MAX_TRACES, TRACE_MASK, UNITS,
+};
+use crate::crs::Crs;
 use crate::hdf5::parse_sample_unit;
 use seis_core::error::{Error, Location, Result};
 use seis_core::volume::{CoordTransform, Domain, Geometry, IndexBox, LineAxis, SampleAxis, VolumeReader};
@@ -285,4 +288,29 @@ fn live_traces(ds: &Dataset, [n_il, n_xl]: [usize; 2]) -> Result<Vec<bool>> {
         "int8" => array.retrieve_array_subset::<Vec<i8>>(&all).map_err(read_error)?.iter().map(|&v| v != 0).collect(),
         _ => array.retrieve_array_subset::<Vec<u8>>(&all).map_err(read_error)?.iter().map(|&v| v != 0).collect(),
     })
+}
+
+/// The CRS the MDIO dataset `path` records for its coordinates, if it records one: the array its seismic
+/// variable names in `grid_mapping`, read as [`Crs::from_text`] reads it from `crs_wkt`, else
+/// `spatial_ref` (with `epsg` beside it). Err: a grid mapping that is named but missing, or says no CRS
+/// seisimage can read.
+pub fn read_crs(path: &Path) -> Result<Option<Crs>> {
+    let ds = Dataset::open(path)?;
+    let variable = ds.variable()?;
+    let meta = ds.array_meta(&variable)?;
+    let Some(mapping) = meta.attributes.get(GRID_MAPPING) else { return Ok(None) };
+    let fail = |message: String| Error::format(path.join(&variable), Location::File, message);
+    let Some(name) = mapping.as_str().filter(|n| super::meta::valid_name(n)) else {
+        return Err(fail(format!("{variable}: {GRID_MAPPING} is {mapping}, not the name of an array")));
+    };
+    let attributes = ds.array_meta(name)?.attributes;
+    let text = ["crs_wkt", "spatial_ref"].iter().find_map(|key| attributes.get(*key).and_then(|v| v.as_str()));
+    let epsg = attributes.get("epsg").and_then(|v| v.as_u64()).and_then(|v| u32::try_from(v).ok()).filter(|&v| v > 0);
+    let crs = match (text, epsg) {
+        (Some(text), _) => Crs::from_text(&format!("{} ({name})", path.display()), text, epsg),
+        (None, Some(code)) => Ok(Crs { name: format!("EPSG:{code}"), epsg: Some(code), wkt: None }),
+        (None, None) => Err("it has no crs_wkt, spatial_ref or epsg attribute".to_string()),
+    };
+    crs.map(Some)
+        .map_err(|why| Error::format(path.join(name), Location::File, format!("the grid mapping {name}: {why}")))
 }

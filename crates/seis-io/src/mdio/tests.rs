@@ -170,3 +170,49 @@ impl TapMkdir for PathBuf {
         self
     }
 }
+
+/// While a dataset is written its folder has a hidden name that says this process and host, as a file's
+/// does, so that the folder left by a writer that was killed is known as such and removed
+/// (`output::remove_stale`); a writer dropped before it finished leaves nothing.
+#[test]
+fn the_folder_being_written_is_named_as_partial_files_are() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, _) = sample_volume();
+    let w = MdioWriter::create(&dir.path().join("v.mdio"), &g, &MdioWriteOptions::default()).unwrap();
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let hidden = crate::output::hidden_name(&names[0]).unwrap_or_else(|| panic!("{} is not a hidden name", names[0]));
+    assert_eq!((hidden.target, hidden.pid), ("v.mdio", std::process::id() as i32));
+    assert!(hidden.host.is_some(), "{}", names[0]);
+    drop(w);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// A CRS written (a WKT) is read back as written; a grid mapping that names no array, or one that says no
+/// CRS, is refused with its name.
+#[test]
+fn the_crs_is_written_as_a_grid_mapping_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, data) = sample_volume();
+    let wkt = r#"PROJCS["ED50 / UTM zone 31N",GEOGCS["ED50",AUTHORITY["EPSG","4230"]],UNIT["metre",1],AUTHORITY["EPSG","23031"]]"#;
+    let crs = crate::crs::Crs { name: "ed50.wkt".into(), epsg: Some(23031), wkt: Some(wkt.into()) };
+    let path = dir.path().join("v.mdio");
+    let opts = MdioWriteOptions { crs: Some(crs), ..Default::default() };
+    let mut w = MdioWriter::create(&path, &g, &opts).unwrap();
+    w.write_inlines(0, &data).unwrap();
+    w.finish().unwrap();
+    let read = super::read_crs(&path).unwrap().expect("a CRS");
+    assert_eq!((read.epsg, read.wkt.as_deref()), (Some(23031), Some(wkt)));
+    assert!(MdioReader::open(&path).is_ok(), "the grid mapping is no obstacle to reading");
+    // Without one there is none.
+    let (plain, ..) = written(&dir.path().join("plain").tap_mkdir());
+    assert_eq!(super::read_crs(&plain).unwrap(), None);
+
+    edit_json(&path.join("spatial_ref/zarr.json"), |j| j["attributes"] = serde_json::json!({"spatial_ref": "UTM 31"}));
+    let e = super::read_crs(&path).unwrap_err().to_string();
+    assert!(e.contains("grid mapping spatial_ref") && e.contains("does not start as"), "{e}");
+    edit_json(&path.join("amplitude/zarr.json"), |j| j["attributes"]["grid_mapping"] = "crs".into());
+    let e = super::read_crs(&path).unwrap_err().to_string();
+    assert!(e.contains("no array crs"), "{e}");
+}

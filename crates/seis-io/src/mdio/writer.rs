@@ -10,9 +10,11 @@ use zarrs::array::{Array, ArrayMetadata, ArraySubset};
 use zarrs::filesystem::FilesystemStore;
 
 use super::{
-    sample_dimension, CDP_X, CDP_Y, CROSSLINE, DATASET_ATTRIBUTES, DEFAULT_VARIABLE, DEFAULT_VARIABLE_KEY, INLINE,
-    TRACE_MASK, UNITS,
+    sample_dimension, CDP_X, CDP_Y, CROSSLINE, DATASET_ATTRIBUTES, DEFAULT_VARIABLE, DEFAULT_VARIABLE_KEY,
+    GRID_MAPPING, INLINE, SPATIAL_REF, TRACE_MASK, UNITS,
 };
+use crate::crs::Crs;
+use crate::output::{SealedOutput, TempFolder};
 use seis_core::error::{Error, IoContext, Result};
 use seis_core::volume::{Domain, Geometry};
 
@@ -29,12 +31,14 @@ const API_VERSION: &str = "1.1.3";
 pub struct MdioWriteOptions {
     /// The dataset's `name`; the final folder's name without its extension when `None`.
     pub name: Option<String>,
+    /// The CRS of `cdp_x`/`cdp_y`, written as a CF grid mapping `spatial_ref` (see the module's notes).
+    pub crs: Option<Crs>,
 }
 
 /// An MDIO dataset being written a block of whole inlines at a time.
 pub struct MdioWriter {
     final_path: PathBuf,
-    temp: Option<tempfile::TempDir>,
+    temp: TempFolder,
     array: Array<FilesystemStore>,
     shape: [usize; 3],
 }
@@ -43,7 +47,7 @@ impl MdioWriter {
     /// Start the dataset `path` (a folder, made under a hidden name beside it) with every array but the
     /// seismic values written.
     pub fn create(path: &Path, geometry: &Geometry, opts: &MdioWriteOptions) -> Result<MdioWriter> {
-        let (parent, name) = split(path)?;
+        let name = dataset_file_name(path)?;
         if let Ok(meta) = std::fs::symlink_metadata(path) {
             if !meta.is_dir() || !path.join("zarr.json").exists() {
                 return Err(Error::Request(format!(
@@ -52,7 +56,7 @@ impl MdioWriter {
                 )));
             }
         }
-        let temp = tempfile::Builder::new().prefix(&format!(".{name}.partial-")).tempdir_in(parent).at(path)?;
+        let temp = TempFolder::create(path)?;
         let store = Arc::new(
             FilesystemStore::new(temp.path()).map_err(|e| Error::Request(format!("{}: {e}", path.display())))?,
         );
@@ -60,10 +64,14 @@ impl MdioWriter {
         let dataset_name = opts.name.clone().unwrap_or_else(|| name.trim_end_matches(".mdio").to_string());
         write_root(temp.path(), &dataset_name, geometry.samples.domain).at(path)?;
         write_axes(&store, geometry).map_err(fail)?;
-        write_traces(&store, geometry).map_err(fail)?;
+        let crs = opts.crs.as_ref();
+        write_traces(&store, geometry, crs.is_some()).map_err(fail)?;
+        if let Some(crs) = crs {
+            write_grid_mapping(&store, crs).map_err(fail)?;
+        }
         let shape = geometry.shape();
-        let array = variable(&store, geometry).map_err(fail)?;
-        Ok(MdioWriter { final_path: path.to_path_buf(), temp: Some(temp), array, shape })
+        let array = variable(&store, geometry, crs.is_some()).map_err(fail)?;
+        Ok(MdioWriter { final_path: path.to_path_buf(), temp, array, shape })
     }
 
     /// Where the dataset will be once finished.
@@ -92,40 +100,23 @@ impl MdioWriter {
 
     /// Flush every file to disk and move the folder to its final name (an earlier dataset there is
     /// replaced).
-    pub fn finish(mut self) -> Result<PathBuf> {
-        let temp = self.temp.take().expect("finish takes the folder once");
-        sync_tree(temp.path(), 0).at(&self.final_path)?;
-        std::fs::set_permissions(temp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .at(&self.final_path)?;
-        let parent = temp.path().parent().unwrap_or(Path::new(".")).to_path_buf();
-        let mut aside = None;
-        if self.final_path.is_dir() {
-            let old = tempfile::Builder::new().prefix(".replaced-").tempdir_in(&parent).at(&self.final_path)?;
-            std::fs::rename(&self.final_path, old.path()).at(&self.final_path)?;
-            aside = Some(old);
-        }
-        let temp_path = temp.keep();
-        if let Err(e) = std::fs::rename(&temp_path, &self.final_path) {
-            let _ = std::fs::remove_dir_all(&temp_path);
-            if let Some(old) = &aside {
-                let _ = std::fs::rename(old.path(), &self.final_path);
-            }
-            return Err(e).at(&self.final_path);
-        }
-        std::fs::File::open(&parent).and_then(|d| d.sync_all()).at(&self.final_path)?;
-        drop(aside);
-        Ok(self.final_path.clone())
+    pub fn finish(self) -> Result<PathBuf> {
+        self.temp.commit()
+    }
+
+    /// The dataset is complete: measure it, to be committed with the other outputs of a run.
+    pub fn seal(self) -> Result<SealedOutput> {
+        self.temp.seal()
     }
 }
 
-/// The folder and the name of `path`.
-fn split(path: &Path) -> Result<(&Path, String)> {
+/// The name of the folder `path`.
+fn dataset_file_name(path: &Path) -> Result<String> {
     let name = path.file_name().and_then(|n| n.to_str()).filter(|n| !n.is_empty());
     let Some(name) = name else {
         return Err(Error::Request(format!("{}: an MDIO dataset needs a folder name", path.display())));
     };
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    Ok((parent, name.to_string()))
+    Ok(name.to_string())
 }
 
 /// The root group: MDIO's dataset metadata.
@@ -223,7 +214,7 @@ fn write_axes(s: &Arc<FilesystemStore>, g: &Geometry) -> std::result::Result<(),
 }
 
 /// The per-trace arrays: the live mask and, when the geometry has them, the coordinates of every trace.
-fn write_traces(s: &Arc<FilesystemStore>, g: &Geometry) -> std::result::Result<(), String> {
+fn write_traces(s: &Arc<FilesystemStore>, g: &Geometry, mapped: bool) -> std::result::Result<(), String> {
     let shape = [g.ilines.len as u64, g.xlines.len as u64];
     let mask =
         create(s, TRACE_MASK, metadata(&shape, &TRACE_CHUNK, "bool", json!(false), &[INLINE, CROSSLINE], json!({})))?;
@@ -234,7 +225,10 @@ fn write_traces(s: &Arc<FilesystemStore>, g: &Geometry) -> std::result::Result<(
     for (axis, name) in [CDP_X, CDP_Y].into_iter().enumerate() {
         let values: Vec<f64> =
             (0..g.ilines.len).flat_map(|i| (0..g.xlines.len).map(move |j| c.xy(i as f64, j as f64)[axis])).collect();
-        let attributes = json!({ UNITS: {"length": "m"} });
+        let mut attributes = json!({ UNITS: {"length": "m"} });
+        if mapped {
+            attributes[GRID_MAPPING] = json!(SPATIAL_REF);
+        }
         let array =
             create(s, name, metadata(&shape, &TRACE_CHUNK, "float64", json!("NaN"), &[INLINE, CROSSLINE], attributes))?;
         store(&array, &shape, values.as_slice())?;
@@ -242,8 +236,27 @@ fn write_traces(s: &Arc<FilesystemStore>, g: &Geometry) -> std::result::Result<(
     Ok(())
 }
 
+/// The CRS as a CF grid mapping: a scalar `spatial_ref` whose attributes say it as GDAL and rioxarray read
+/// it (`spatial_ref`: the WKT, else `EPSG:<code>`), as CF does (`crs_wkt`) and by its code (`epsg`), as the
+/// HDF5 outputs say it.
+fn write_grid_mapping(s: &Arc<FilesystemStore>, crs: &Crs) -> std::result::Result<(), String> {
+    let mut attributes = json!({ "spatial_ref": crs.user_input() });
+    if let Some(wkt) = &crs.wkt {
+        attributes["crs_wkt"] = json!(wkt);
+    }
+    if let Some(epsg) = crs.epsg {
+        attributes["epsg"] = json!(epsg);
+    }
+    let array = create(s, SPATIAL_REF, metadata(&[], &[], "int32", json!(0), &[], attributes))?;
+    store(&array, &[], [0i32].as_slice())
+}
+
 /// The seismic variable, its metadata written, its values still to come.
-fn variable(s: &Arc<FilesystemStore>, g: &Geometry) -> std::result::Result<Array<FilesystemStore>, String> {
+fn variable(
+    s: &Arc<FilesystemStore>,
+    g: &Geometry,
+    mapped: bool,
+) -> std::result::Result<Array<FilesystemStore>, String> {
     let shape = g.shape().map(|n| n as u64);
     let dims = [INLINE, CROSSLINE, sample_dimension(g.samples.domain)];
     let coordinates = if g.coords.is_some() { format!("{CDP_X} {CDP_Y}") } else { String::new() };
@@ -251,23 +264,8 @@ fn variable(s: &Arc<FilesystemStore>, g: &Geometry) -> std::result::Result<Array
     if !coordinates.is_empty() {
         attributes["coordinates"] = json!(coordinates);
     }
+    if mapped {
+        attributes[GRID_MAPPING] = json!(SPATIAL_REF);
+    }
     create(s, DEFAULT_VARIABLE, metadata(&shape, &VARIABLE_CHUNK, "float32", json!("NaN"), &dims, attributes))
-}
-
-/// Flush every file under `dir` to disk, then the folders themselves (a bounded depth: the writer makes
-/// `array/c/i/j/k`).
-fn sync_tree(dir: &Path, depth: usize) -> std::io::Result<()> {
-    if depth > 8 {
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            sync_tree(&entry.path(), depth + 1)?;
-        } else if kind.is_file() {
-            std::fs::File::open(entry.path())?.sync_all()?;
-        }
-    }
-    std::fs::File::open(dir)?.sync_all()
 }

@@ -112,6 +112,16 @@ impl Folder {
         Ok(File::from(rustix::fs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))?))
     }
 
+    /// A new folder `name` in the folder, made with `mode` (before the umask); never an existing one.
+    pub(super) fn create_dir(&self, name: &str, mode: u32) -> std::io::Result<()> {
+        Ok(rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(mode))?)
+    }
+
+    /// Flush the folder's entries to disk.
+    pub(super) fn sync(&self) -> std::io::Result<()> {
+        Ok(rustix::fs::fsync(&self.fd)?)
+    }
+
     /// The file `name` in the folder, never through a link; without waiting, so that a FIFO does not block.
     pub fn open_file(&self, name: &str, write: bool) -> std::io::Result<File> {
         let access = if write { OFlags::RDWR } else { OFlags::RDONLY };

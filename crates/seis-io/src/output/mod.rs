@@ -23,8 +23,10 @@ use crate::files::FileId;
 use seis_core::error::{IoContext, Result};
 
 mod folder;
+mod tree;
 use folder::folder_of;
 pub use folder::{hold, remove_file, Folder, HeldFolder};
+pub use tree::{tree_digest, TempFolder};
 
 /// The tags of seisimage's hidden files: `.NAME.partial-PID-HOST-RANDOM` while a file is written,
 /// `.NAME.replaced-PID-HOST-RANDOM` for an earlier run's file moved aside.
@@ -132,7 +134,7 @@ impl TempOutput {
         let mut file = self.reopen().at(&self.final_path)?;
         start_writeback(&file);
         let digest = FileDigest::read(&mut file).at(&self.final_path)?;
-        Ok(SealedOutput { out: self, digest })
+        Ok(SealedOutput { out: tree::Pending::File(self), digest })
     }
 
     /// Move the (flushed) temporary file to its final name. With `replaced`, a file already there is first
@@ -264,9 +266,10 @@ fn move_aside(folder: &Folder, name: &str) -> std::io::Result<String> {
 /// Remove the hidden files that runs of seisimage on this host left in `dir` when they were killed
 /// (SIGKILL, a crash, a power cut, a folder made read-only before they could clean up): files named
 /// `.NAME.partial-PID-HOST-RANDOM` or `.NAME.replaced-PID-HOST-RANDOM` whose host is this one and whose
-/// process no longer runs. Only regular files owned by the user running seisimage are touched; a link, a
-/// file of another user or of another host, and one of a process still running are left alone. Returns
-/// how many were removed.
+/// process no longer runs. Only regular files and folders (an MDIO dataset being written, see
+/// [`TempFolder`]) owned by the user running seisimage are touched, a folder with everything in it, links
+/// inside it removed and never followed; a link, a file or folder of another user or of another host, and
+/// one of a process still running are left alone. Returns how many were removed.
 pub fn remove_stale(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
     let host = host_tag();
@@ -280,13 +283,14 @@ pub fn remove_stale(dir: &Path) -> usize {
             continue;
         }
         let path = entry.path();
-        match std::fs::symlink_metadata(&path) {
-            Ok(m) if m.file_type().is_file() && m.uid() == me => {}
+        let gone = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_file() && m.uid() == me => std::fs::remove_file(&path).is_ok(),
+            Ok(m) if tree::stale_folder(&m, me) => Folder::open_no_link(dir)
+                .and_then(|parent| tree::remove_tree(&parent, &name.to_string_lossy(), 0))
+                .is_ok(),
             _ => continue,
-        }
-        if std::fs::remove_file(&path).is_ok() {
-            removed += 1;
-        }
+        };
+        removed += usize::from(gone);
     }
     if removed > 0 {
         tracing::info!("removed {removed} temporary file(s) left in {} by runs that ended abruptly", dir.display());
@@ -359,7 +363,7 @@ pub struct Replaced(Vec<(Arc<Folder>, String)>);
 impl Drop for Replaced {
     fn drop(&mut self) {
         for (folder, name) in &self.0 {
-            let _ = folder.remove(name);
+            let _ = tree::remove_entry(folder, name);
         }
     }
 }
@@ -368,7 +372,7 @@ impl Drop for Replaced {
 /// drop unless committed.
 #[derive(Debug)]
 pub struct SealedOutput {
-    out: TempOutput,
+    out: tree::Pending,
     digest: FileDigest,
 }
 
@@ -403,7 +407,7 @@ pub fn commit_together(files: Vec<SealedOutput>) -> Result<Vec<(PathBuf, FileDig
 pub fn commit_together_replacing(files: Vec<SealedOutput>) -> Result<(Vec<(PathBuf, FileDigest)>, Replaced)> {
     use rayon::prelude::*;
     let t = std::time::Instant::now();
-    files.par_iter().try_for_each(|s| s.out.reopen().and_then(|f| f.sync_all()).at(s.final_path()))?;
+    files.par_iter().try_for_each(|s| s.out.sync().at(s.final_path()))?;
     tracing::trace!("{} file(s) flushed to disk in {:.1} ms", files.len(), t.elapsed().as_secs_f64() * 1e3);
     let mut done: Vec<(Placed, FileDigest)> = Vec::with_capacity(files.len());
     let mut replaced = Replaced::default();
@@ -412,7 +416,7 @@ pub fn commit_together_replacing(files: Vec<SealedOutput>) -> Result<(Vec<(PathB
             Ok(placed) => done.push((placed, digest)),
             Err(e) => {
                 for (placed, _) in &done {
-                    let _ = placed.folder.remove(&placed.name);
+                    let _ = tree::remove_entry(&placed.folder, &placed.name);
                 }
                 return Err(e);
             }

@@ -244,3 +244,58 @@ fn a_digested_commit_measures_what_landed() {
     assert_eq!(std::fs::read(&target).unwrap(), b"abc");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
 }
+
+/// The hidden folder of an MDIO dataset whose writer was killed is removed like a file would be; a folder
+/// of a run still going, of another host, a link to a folder and a user's folder of another name stay.
+#[test]
+fn folders_of_runs_that_died_are_removed_with_what_they_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host_tag();
+    let dead = {
+        let mut child = crate::files::child_process("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    };
+    let alive = std::process::id();
+    let make = |name: &str| {
+        let root = dir.path().join(name);
+        std::fs::create_dir_all(root.join("amplitude/c/0/0")).unwrap();
+        std::fs::write(root.join("zarr.json"), b"{}").unwrap();
+        std::fs::write(root.join("amplitude/c/0/0/0"), b"chunk").unwrap();
+        root
+    };
+    let stale = [format!(".v.mdio.partial-{dead}-{host}-Xq3ZzA1b"), format!(".v.mdio.replaced-{dead}-{host}-7TkLmN0p")];
+    for name in &stale {
+        make(name);
+    }
+    // Inside a stale folder, a link to something elsewhere: removed, its target not touched.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("keep.txt"), b"precious").unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(&stale[0]).join("link")).unwrap();
+    let kept = [
+        format!(".v.mdio.partial-{alive}-{host}-Ab12Cd34"),
+        format!(".v.mdio.partial-{dead}-0badc0de-Ab12Cd34"),
+        format!(".v.mdio.backup-{dead}-{host}-Ab12Cd34"),
+        "survey.mdio".to_string(),
+    ];
+    for name in &kept {
+        make(name);
+    }
+    let users = make("users");
+    std::os::unix::fs::symlink(&users, dir.path().join(format!(".w.mdio.partial-{dead}-{host}-LnK00000"))).unwrap();
+
+    assert_eq!(remove_stale(dir.path()), stale.len());
+    let mut left: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    for name in &stale {
+        assert!(!left.contains(name), "{name} was left: {left:?}");
+    }
+    for name in kept.iter().chain([&"users".to_string()]) {
+        assert!(left.contains(name), "{name} was removed: {left:?}");
+    }
+    assert!(left.iter().any(|n| n.ends_with("LnK00000")), "the link was removed: {left:?}");
+    assert!(users.join("amplitude/c/0/0/0").exists(), "the link's target lost its files");
+    assert_eq!(std::fs::read(elsewhere.path().join("keep.txt")).unwrap(), b"precious");
+}
