@@ -39,27 +39,34 @@ pub struct GpuRuntime {
 #[error("{0}")]
 pub struct Unavailable(pub String);
 
-/// Presence of the three dynamically loaded libraries.
+/// The three dynamically loaded libraries: the driver, the runtime compiler, the FFTs.
+const LIBRARIES: [(&str, &str); 3] = [
+    ("cuda", "libcuda (the NVIDIA driver)"),
+    ("nvrtc", "libnvrtc (CUDA runtime compiler)"),
+    ("cufft", "libcufft (CUDA FFT library)"),
+];
+
+/// Whether library `i` of [`LIBRARIES`] opens.
 ///
 /// Each is looked for once per process, by the names cudarc loads it by, and the first that opens is kept
 /// open: cudarc's own load then finds it in memory. A check that closed it again would make the process
 /// load cuFFT and NVRTC, hundreds of megabytes, once per check and once more for use.
-pub fn libraries_present() -> [(&'static str, bool); 3] {
-    static KEPT: std::sync::OnceLock<[Option<libloading::Library>; 3]> = std::sync::OnceLock::new();
-    let kept = KEPT.get_or_init(|| {
-        ["cuda", "nvrtc", "cufft"].map(|name| {
-            cudarc::get_lib_name_candidates(name).iter().find_map(|candidate| {
+fn library_opens(i: usize) -> bool {
+    static KEPT: [std::sync::OnceLock<Option<libloading::Library>>; 3] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    KEPT[i]
+        .get_or_init(|| {
+            cudarc::get_lib_name_candidates(LIBRARIES[i].0).iter().find_map(|candidate| {
                 // SAFETY: loading a CUDA library runs only its initialisers.
                 unsafe { libloading::Library::new(candidate) }.ok()
             })
         })
-    });
-    let found = kept.each_ref().map(Option::is_some);
-    [
-        ("libcuda (the NVIDIA driver)", found[0]),
-        ("libnvrtc (CUDA runtime compiler)", found[1]),
-        ("libcufft (CUDA FFT library)", found[2]),
-    ]
+        .is_some()
+}
+
+/// Presence of the three dynamically loaded libraries.
+pub fn libraries_present() -> [(&'static str, bool); 3] {
+    [0, 1, 2].map(|i| (LIBRARIES[i].1, library_opens(i)))
 }
 
 /// Check the libraries and the driver, and list the devices.
@@ -74,10 +81,11 @@ pub fn probe_device(ordinal: usize) -> Result<GpuRuntime, Unavailable> {
 }
 
 /// The number of CUDA devices this process can see (after `CUDA_VISIBLE_DEVICES`), without opening them.
+/// Only the driver is loaded: counting is what `--gpus` does before it starts its ranks, which load and
+/// check the rest.
 pub fn device_count() -> Result<usize, Unavailable> {
-    let missing: Vec<&str> = libraries_present().iter().filter(|(_, ok)| !ok).map(|(n, _)| *n).collect();
-    if !missing.is_empty() {
-        return Err(Unavailable(format!("no usable CUDA installation: cannot load {}", missing.join(", "))));
+    if !library_opens(0) {
+        return Err(Unavailable(format!("no usable CUDA installation: cannot load {}", LIBRARIES[0].1)));
     }
     cu::init().map_err(|e| Unavailable(format!("the NVIDIA driver did not initialise: {}", driver_error(e))))?;
     cu::device::get_count()
