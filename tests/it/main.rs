@@ -21,6 +21,7 @@ mod geotiff_slices;
 mod golden;
 mod gpu_kernels;
 mod gpu_parity;
+mod hdf5_axis_order;
 mod hdf5_interop;
 mod hdf5_io;
 mod headers_range;
