@@ -48,6 +48,7 @@ mod segy_fixtures;
 mod segy_history;
 mod segy_interop;
 mod segy_roundtrip;
+mod segysak_interop;
 mod su_input;
 mod time_products;
 mod velocity_cards;
