@@ -15,6 +15,7 @@ demo:
 test: export SEISIMAGE_INTEROP_TESTS = 1
 test: export SEISIMAGE_PYTHONPATH = $(CURDIR)/.tools/py
 test: export SEISIMAGE_MDIO_PYTHONPATH = $(CURDIR)/.tools/mdio
+test: export SEISIMAGE_SEGYSAK_PYTHONPATH = $(CURDIR)/.tools/py:$(CURDIR)/.tools/segysak
 test: export SEISIMAGE_NVRTC_TESTS = 1
 # The property tests draw their cases from this seed, so that a CI run is reproducible; pick another seed
 # to explore new cases: `PROPTEST_RNG_SEED=7 make test`.

@@ -5,7 +5,8 @@
 #   scripts/setup.sh           CMake >= 3.26 for the bundled static HDF5 build, into .tools/cmake
 #   scripts/setup.sh --test    also what the tests need beyond the build: the Python packages the
 #                              interoperability tests use (segyio, h5py, numpy, xarray, h5netcdf, tifffile:
-#                              independent readers of our files; multidimio for MDIO, into .tools/mdio) and NVRTC from PyPI, so that every CUDA kernel is compile-checked even
+#                              independent readers of our files; multidimio for MDIO, into .tools/mdio;
+#                              segysak, into .tools/segysak) and NVRTC from PyPI, so that every CUDA kernel is compile-checked even
 #                              on a machine without a GPU; and the Python package's tools (below)
 #   scripts/setup.sh --python  maturin from PyPI into .tools/maturin (builds the Python wheel, `make python`)
 #                              and, with --test, a virtual environment .tools/venv with numpy, xarray,
@@ -38,6 +39,15 @@ if [ "${1:-}" = "--test" ]; then
   if ! PYTHONPATH=$tools/mdio python3 -c 'import mdio' 2>/dev/null; then
     echo "setup: installing multidimio (MDIO) into $tools/mdio (independent reader and writer of MDIO for the tests)"
     pip_install "$tools/mdio" multidimio 'xarray<2026'
+  fi
+  # segysak (the xarray extension for seismic) into .tools/segysak, used together with .tools/py (its
+  # numpy, pandas, xarray, h5netcdf and segyio come from there): segysak itself and what it imports,
+  # scipy, matplotlib and five small packages (about 320 MB, 20 s), not the dask and distributed it also
+  # lists, which opening a file does not use.
+  if ! PYTHONPATH=$tools/py:$tools/segysak python3 -c 'import segysak' 2>/dev/null; then
+    echo "setup: installing segysak into $tools/segysak (an independent reader of our HDF5 coordinates for the tests)"
+    pip_install "$tools/segysak" --no-deps segysak
+    pip_install "$tools/segysak" scipy matplotlib loguru addict more-itertools tqdm typing-extensions
   fi
   if [ ! -e "$tools/nvrtc/nvidia/cu13/lib/libnvrtc.so.13" ]; then
     echo "setup: installing NVRTC (CUDA 13.0) into $tools/nvrtc (compile-checks the kernels)"

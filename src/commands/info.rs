@@ -168,6 +168,10 @@ fn human(info: &Info, text_header: bool) -> String {
                 h.chunk.as_ref().map(|c| format!("{c:?}")).unwrap_or_else(|| "none (contiguous)".into()),
                 if h.filters.is_empty() { "none".to_string() } else { h.filters.join(", ") }
             );
+            if h.dimensions != [h.iline.name, h.xline.name, h.sample.name] {
+                let _ =
+                    writeln!(s, "  stored as    [{}], read as [inline][crossline][sample]", h.dimensions.join("]["));
+            }
             for (name, source) in
                 [("inline", &h.iline.source), ("crossline", &h.xline.source), ("sample", &h.sample.source)]
             {

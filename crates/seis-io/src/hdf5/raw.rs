@@ -4,17 +4,19 @@
 //! from elsewhere uses.
 
 use std::ffi::CString;
-use std::os::raw::{c_char, c_uint};
+use std::os::raw::{c_char, c_int, c_uint, c_void};
 use std::path::Path;
 
 use ::hdf5::types::{TypeDescriptor, VarLenAscii, VarLenUnicode};
 use ::hdf5::{Attribute, Dataset, Dataspace, Datatype, Location as H5Location};
 use hdf5_sys::h5::{herr_t, hsize_t};
 use hdf5_sys::h5a::H5Aread;
-use hdf5_sys::h5d::{H5Dread, H5Dwrite};
-use hdf5_sys::h5i::hid_t;
+use hdf5_sys::h5d::{H5Dget_space, H5Dopen2, H5Dread, H5Dwrite};
+use hdf5_sys::h5i::{hid_t, H5Iget_name};
 use hdf5_sys::h5p::H5P_DEFAULT;
-use hdf5_sys::h5s::{H5S_seloper_t, H5Sselect_hyperslab};
+use hdf5_sys::h5s::{
+    H5S_seloper_t, H5Sclose, H5Sget_simple_extent_dims, H5Sget_simple_extent_ndims, H5Sselect_hyperslab,
+};
 
 use crate::files::quoted;
 use seis_core::cancel::CancelToken;
@@ -26,6 +28,15 @@ extern "C" {
     fn H5DSset_scale(dsid: hid_t, dimname: *const c_char) -> herr_t;
     fn H5DSattach_scale(did: hid_t, dsid: hid_t, idx: c_uint) -> herr_t;
     fn H5DSset_label(did: hid_t, idx: c_uint, label: *const c_char) -> herr_t;
+    fn H5DSget_label(did: hid_t, idx: c_uint, label: *mut c_char, size: usize) -> isize;
+    fn H5DSget_scale_name(did: hid_t, name: *mut c_char, size: usize) -> isize;
+    fn H5DSiterate_scales(
+        did: hid_t,
+        dim: c_uint,
+        ds_idx: *mut c_int,
+        visitor: extern "C" fn(hid_t, c_uint, hid_t, *mut c_void) -> herr_t,
+        visitor_data: *mut c_void,
+    ) -> herr_t;
 }
 
 /// Attributes with more values than this are described in summaries, not read.
@@ -187,10 +198,123 @@ pub(super) fn set_scale(scale: &Dataset, name: &str) -> ::hdf5::Result<()> {
 
 /// Attach the dimension scale `scale` to dimension `dim` of `data`, and label that dimension.
 pub(super) fn attach_scale(data: &Dataset, dim: usize, scale: &Dataset, label: &str) -> ::hdf5::Result<()> {
+    call("H5DSattach_scale", || unsafe { H5DSattach_scale(data.id(), scale.id(), dim as c_uint) })?;
+    set_label(data, dim, label)
+}
+
+/// Label dimension `dim` of `data`.
+pub(super) fn set_label(data: &Dataset, dim: usize, label: &str) -> ::hdf5::Result<()> {
     let label = c_string(label)?;
-    let dim = dim as c_uint;
-    call("H5DSattach_scale", || unsafe { H5DSattach_scale(data.id(), scale.id(), dim) })?;
-    call("H5DSset_label", || unsafe { H5DSset_label(data.id(), dim, label.as_ptr()) })
+    call("H5DSset_label", || unsafe { H5DSset_label(data.id(), dim as c_uint, label.as_ptr()) })
+}
+
+/// A dimension scale attached to a dimension of a dataset, as the file describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct ScaleInfo {
+    /// A path of the scale dataset in the file (empty where HDF5 knows none).
+    pub path: String,
+    /// Its `NAME` attribute (empty where it has none).
+    pub name: String,
+    /// The shape of the scale dataset.
+    pub shape: Vec<usize>,
+}
+
+/// Scales read per dimension at most: a file may attach any number, and the first is the one used.
+const MAX_SCALES: usize = 8;
+/// Longest name or label of a dimension read; longer ones are cut.
+const MAX_DIM_NAME: usize = 1024;
+
+/// A string of at most [`MAX_DIM_NAME`] bytes that an `H5DS`/`H5I` getter writes into a buffer; empty where
+/// the getter says there is none, `None` where it fails.
+///
+/// # Safety
+/// `get` must write at most `size` bytes (NUL included) into the buffer it is given, as those getters do.
+unsafe fn getter_string(get: impl FnOnce(*mut c_char, usize) -> isize) -> Option<String> {
+    let mut buf = vec![0u8; MAX_DIM_NAME + 1];
+    let n = get(buf.as_mut_ptr().cast(), buf.len());
+    if n < 0 {
+        return None;
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
+/// Called by `H5DSiterate_scales` for each scale of a dimension, which it opens and closes around the call.
+extern "C" fn collect_scale(_dataset: hid_t, _dim: c_uint, scale: hid_t, data: *mut c_void) -> herr_t {
+    // SAFETY: `data` is the `Vec<ScaleInfo>` that `dimension_scales` passes, alive for the iteration; the
+    // getters write into buffers of the sizes given; the dataspace opened here is closed here.
+    unsafe {
+        let found = &mut *data.cast::<Vec<ScaleInfo>>();
+        let path = getter_string(|buf, size| H5Iget_name(scale, buf, size)).unwrap_or_default();
+        let name = getter_string(|buf, size| H5DSget_scale_name(scale, buf, size)).unwrap_or_default();
+        let space = H5Dget_space(scale);
+        if space < 0 {
+            return -1;
+        }
+        let rank = H5Sget_simple_extent_ndims(space);
+        let mut dims = [0 as hsize_t; 32];
+        let ok =
+            (0..=32).contains(&rank) && H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), std::ptr::null_mut()) >= 0;
+        H5Sclose(space);
+        if !ok {
+            return -1;
+        }
+        let shape = dims[..rank as usize].iter().map(|&n| n as usize).collect();
+        found.push(ScaleInfo { path, name, shape });
+        // A positive value stops the iteration.
+        herr_t::from(found.len() >= MAX_SCALES)
+    }
+}
+
+/// The dimension scales attached to dimension `dim` of `data` (none when it has none), in the order they
+/// were attached, at most [`MAX_SCALES`] of them.
+pub(super) fn dimension_scales(data: &Dataset, dim: usize) -> ::hdf5::Result<Vec<ScaleInfo>> {
+    let mut found: Vec<ScaleInfo> = Vec::new();
+    let data_ptr: *mut Vec<ScaleInfo> = &mut found;
+    // SAFETY: the visitor receives `found`, which outlives the call; a null index starts at the first scale.
+    call("H5DSiterate_scales", || unsafe {
+        H5DSiterate_scales(data.id(), dim as c_uint, std::ptr::null_mut(), collect_scale, data_ptr.cast())
+    })?;
+    Ok(found)
+}
+
+/// The label of dimension `dim` of `data` (empty when it has none).
+pub(super) fn dimension_label(data: &Dataset, dim: usize) -> ::hdf5::Result<String> {
+    let mut label = None;
+    // SAFETY: `H5DSget_label` writes at most `size` bytes.
+    call("H5DSget_label", || unsafe {
+        label = getter_string(|buf, size| H5DSget_label(data.id(), dim as c_uint, buf, size));
+        if label.is_some() {
+            0
+        } else {
+            -1
+        }
+    })?;
+    Ok(label.unwrap_or_default())
+}
+
+/// Open the dataset at `path` of `file` again, with a chunk cache of `slots` slots and `bytes` bytes (HDF5's
+/// default holds 1 MiB), which `hdf5-metno` sets only on datasets it creates.
+pub(super) fn open_with_chunk_cache(
+    file: &::hdf5::File,
+    path: &str,
+    slots: usize,
+    bytes: usize,
+) -> ::hdf5::Result<Dataset> {
+    let dapl = ::hdf5::plist::DatasetAccess::build().chunk_cache(slots, bytes, 1.0).finish()?;
+    let c_path = c_string(path)?;
+    let mut id: hid_t = -1;
+    // SAFETY: a NUL-terminated path and a property list this program made, both alive for the call.
+    call("H5Dopen2", || unsafe {
+        id = H5Dopen2(file.id(), c_path.as_ptr(), dapl.id());
+        if id < 0 {
+            -1
+        } else {
+            0
+        }
+    })?;
+    // SAFETY: `id` is a dataset just opened, whose one reference the handle takes over.
+    unsafe { ::hdf5::from_id(id) }
 }
 
 /// Write a variable-length UTF-8 string attribute (what h5py reads as `str`).

@@ -2,12 +2,17 @@
 //! indices), its survey coordinates and its live mask; afterwards read boxes of it by hyperslab.
 //!
 //! The files under `reader/` hold, each using only those listed before it: `summary` (what `info` shows),
-//! `dataset` (finding the volume dataset) and `scan` (finding its axes); this file opens a volume with them
-//! and reads it.
+//! `dataset` (finding the volume dataset), `order` (which axis each of its dimensions holds), `scan`
+//! (finding its axes) and `permuted` (reading a dataset stored in another order); this file opens a volume
+//! with them and reads it.
 
 mod dataset;
+mod order;
+mod permuted;
 mod scan;
 mod summary;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +26,7 @@ use seis_core::error::{IoContext, Result};
 use seis_core::volume::{Geometry, IndexBox, LineAxis, VolumeReader};
 
 use dataset::open_volume;
+use order::axis_order;
 use scan::Scan;
 use summary::{attributes_of, describe_dtype, describe_filter};
 
@@ -30,6 +36,8 @@ pub use summary::{AxisSource, AxisSummary, Hdf5Summary};
 pub struct Hdf5Reader {
     path: PathBuf,
     dataset: Dataset,
+    /// For each dimension of the dataset, the axis of the model it holds; `None` in the model's order.
+    axes: Option<[usize; 3]>,
     geometry: Geometry,
     summary: Hdf5Summary,
 }
@@ -47,9 +55,23 @@ impl Hdf5Reader {
             .open(library_path(&opened, path))
             .doing(path, || "cannot open it as HDF5 (not an HDF5 file, or a damaged one)".into())?;
         drop(opened);
-        let (dataset, [n_il, n_xl, n_s]) = open_volume(path, &file, &dataset_path, file_len)?;
+        let (dataset, stored_shape) = open_volume(path, &file, &dataset_path, file_len)?;
+        let order = axis_order(path, &dataset, &dataset_path, &stored_shape)?;
+        let [n_il, n_xl, n_s] = order.model_shape(stored_shape);
+        let stored_axes = [order.axes[0], order.axes[1], order.axes[2]];
+        let axes = (!order.is_stored_order()).then_some(stored_axes);
+        let dataset = match (axes, dataset.chunk()) {
+            (Some(permuted::SAMPLES_LAST), Some(chunk)) => {
+                let chunk = <[usize; 3]>::try_from(chunk).unwrap_or(stored_shape);
+                let (slots, bytes) =
+                    permuted::samples_last_cache(stored_shape, chunk, dataset.dtype().map_or(4, |t| t.size()));
+                raw::open_with_chunk_cache(&file, &dataset_path, slots, bytes)
+                    .doing(path, || format!("opening {dataset_path} with a chunk cache"))?
+            }
+            _ => dataset,
+        };
 
-        let mut scan = Scan::new(path, &file, &group_path, &dataset, &dataset_path, file_len)?;
+        let mut scan = Scan::new(path, &file, &group_path, &dataset, &dataset_path, file_len, order)?;
         let (ilines, il_source) = scan.line_axis(ILINE, n_il, "the inlines")?;
         let (xlines, xl_source) = scan.line_axis(XLINE, n_xl, "the crosslines")?;
         let (samples, s_source) = scan.sample_axis(n_s)?;
@@ -69,6 +91,7 @@ impl Hdf5Reader {
             file: path.to_path_buf(),
             dtype: describe_dtype(&dataset),
             shape: geometry.shape(),
+            dimensions: stored_axes.map(|axis| [ILINE, XLINE, samples.domain.axis_name()][axis]),
             chunk: dataset.chunk(),
             filters: dataset.filters().iter().map(describe_filter).collect(),
             iline: line(ILINE, &ilines, il_source),
@@ -88,7 +111,7 @@ impl Hdf5Reader {
             notes: scan.notes,
             dataset: dataset_path,
         };
-        Ok(Hdf5Reader { path: path.to_path_buf(), dataset, geometry, summary })
+        Ok(Hdf5Reader { path: path.to_path_buf(), dataset, axes, geometry, summary })
     }
 
     pub fn summary(&self) -> Hdf5Summary {
@@ -110,7 +133,11 @@ impl VolumeReader for Hdf5Reader {
         if b.is_empty() {
             return Ok(());
         }
-        raw::read_box(&self.dataset, b, out).doing(&self.path, || {
+        match self.axes {
+            None => raw::read_box(&self.dataset, b, out),
+            Some(axes) => permuted::read_box(&self.dataset, axes, b, out),
+        }
+        .doing(&self.path, || {
             format!(
                 "reading inline indices {:?}, crossline indices {:?} of dataset {}",
                 b.il, b.xl, self.summary.dataset

@@ -18,6 +18,7 @@ use crate::hdf5::{
 use seis_core::error::{Error, Location, Result};
 use seis_core::volume::{CoordTransform, Domain, LineAxis, SampleAxis};
 
+use super::order::{AxisOrder, Companion};
 use super::summary::AxisSource;
 
 /// Values of an axis dataset read at a time.
@@ -34,8 +35,9 @@ struct Found {
 /// What a file says about the domain of its sample axis.
 struct SampleDomain {
     domain: Domain,
-    /// The companion dataset (`twt` or `depth`) that is the axis, if there is one.
-    companion: Option<Domain>,
+    /// The dataset that is the axis, if there is one: the path of its dimension scale, or the name of a
+    /// companion dataset (`twt` or `depth`).
+    companion: Option<String>,
     /// The domain attribute `sample_unit` implies, and the factor to the domain's unit.
     unit: Option<(Domain, f64)>,
     /// Whether the file said anything about the domain (time is assumed otherwise).
@@ -50,6 +52,8 @@ pub(super) struct Scan<'a> {
     volume: &'a Dataset,
     volume_path: &'a str,
     file_len: u64,
+    /// Which axis each dimension of the volume holds, and where the axes' values are.
+    order: AxisOrder,
     pub(super) notes: Vec<String>,
 }
 
@@ -61,9 +65,29 @@ impl<'a> Scan<'a> {
         volume: &'a Dataset,
         volume_path: &'a str,
         file_len: u64,
+        order: AxisOrder,
     ) -> Result<Self> {
         let group = h5.group(group_path).doing(file, || format!("opening group {group_path}"))?;
-        Ok(Scan { file, group, group_path, volume, volume_path, file_len, notes: Vec::new() })
+        Ok(Scan { file, group, group_path, volume, volume_path, file_len, order, notes: Vec::new() })
+    }
+
+    /// The path of `name`: itself when absolute, else the dataset of that name beside the volume.
+    fn path_of(&self, name: &str) -> String {
+        if name.starts_with('/') {
+            name.to_string()
+        } else {
+            join(self.group_path, name)
+        }
+    }
+
+    /// Where the values of axis `axis` (0 inline, 1 crossline, 2 sample) are: the scale attached to its
+    /// dimension, else the dataset `name` beside the volume; `None` for a dimension without values.
+    fn axis_dataset(&self, axis: usize, name: &str) -> Option<String> {
+        match &self.order.companions[axis] {
+            Companion::Beside => Some(name.to_string()),
+            Companion::Scale(path) => Some(path.clone()),
+            Companion::NoValues => None,
+        }
     }
 
     fn fail(&self, message: impl Into<String>) -> Error {
@@ -136,19 +160,20 @@ impl<'a> Scan<'a> {
 
     /// Whether a dataset `name` lies beside the volume; a link there that leaves the file is refused.
     fn has_dataset(&self, name: &str) -> Result<bool> {
+        guard::check_path(self.file, &self.group, name)?;
         if !self.group.link_exists(name) {
             return Ok(false);
         }
-        guard::check_path(self.file, &self.group, name)?;
         Ok(matches!(self.group.loc_type_by_name(name), Ok(LocationType::Dataset)))
     }
 
-    /// The companion dataset `name` beside the volume, checked to have the shape `shape`.
+    /// The companion dataset `name` beside the volume (or at `name` when it is absolute), checked to have
+    /// the shape `shape`.
     fn companion(&self, name: &str, shape: &[usize], what: &str) -> Result<Option<(String, Dataset)>> {
         if !self.has_dataset(name)? {
             return Ok(None);
         }
-        let path = join(self.group_path, name);
+        let path = self.path_of(name);
         let dataset = self.group.dataset(name).doing(self.file, || format!("opening {path}"))?;
         guard::check_dataset(self.file, &dataset, &path, self.file_len)?;
         let found = dataset.shape();
@@ -244,7 +269,12 @@ impl<'a> Scan<'a> {
 
     /// An axis of line numbers: whole numbers, ascending.
     pub(super) fn line_axis(&mut self, axis: &'static str, len: usize, what: &str) -> Result<(LineAxis, AxisSource)> {
-        let dataset = match self.companion(axis, &[len], what)? {
+        let index = usize::from(axis != crate::hdf5::ILINE);
+        let companion = match self.axis_dataset(index, axis) {
+            Some(name) => self.companion(&name, &[len], what)?,
+            None => None,
+        };
+        let dataset = match companion {
             Some((path, ds)) => {
                 let (first, step) = self.spacing(&path, &ds, 1.0)?;
                 Some(Found { first, step, source: AxisSource::Dataset(path) })
@@ -309,12 +339,12 @@ impl<'a> Scan<'a> {
             };
         let mut present = Vec::new();
         for domain in SAMPLE_AXES {
-            if self.has_dataset(domain.axis_name())? {
+            if self.order.companions[2] == Companion::Beside && self.has_dataset(domain.axis_name())? {
                 present.push(domain);
             }
         }
-        let companion = match present[..] {
-            [] => None,
+        let by_name = match present[..] {
+            [] => self.order.sample_domain,
             [domain] => Some(domain),
             _ => Some(domain_attr.or(unit.map(|(d, _)| d)).ok_or_else(|| {
                 self.fail(format!(
@@ -326,8 +356,13 @@ impl<'a> Scan<'a> {
                 ))
             })?),
         };
+        let companion = match &self.order.companions[2] {
+            Companion::Beside => by_name.map(|d| d.axis_name().to_string()),
+            Companion::Scale(path) => Some(path.clone()),
+            Companion::NoValues => None,
+        };
         let evidence = [
-            (companion, "the name of its axis dataset"),
+            (by_name, "the name of its axis dataset"),
             (unit.map(|(d, _)| d), "attribute sample_unit"),
             (domain_attr, "attribute domain"),
         ];
@@ -352,7 +387,7 @@ impl<'a> Scan<'a> {
         let SampleDomain { domain, companion, unit, stated } = self.sample_domain()?;
         let attr_factor = unit.map_or(1.0, |(_, f)| f);
         let companion = match companion {
-            Some(domain) => self.companion(domain.axis_name(), &[len], "the samples")?,
+            Some(name) => self.companion(&name, &[len], "the samples")?,
             None => None,
         };
         let dataset = match companion {
@@ -423,8 +458,23 @@ impl<'a> Scan<'a> {
     }
 
     /// The live mask: the companion dataset `live` (non-zero = a trace with data), else every trace live.
+    /// Its dimension scales or labels may say `[xline][iline]`, as the volume's may.
     pub(super) fn live(&self, n_il: usize, n_xl: usize) -> Result<(Vec<bool>, Option<String>)> {
-        let Some((path, ds)) = self.companion(LIVE, &[n_il, n_xl], "a flag per trace")? else {
+        let mut shape = [n_il, n_xl];
+        let mut crossline_first = false;
+        if self.has_dataset(LIVE)? {
+            let path = join(self.group_path, LIVE);
+            let ds = self.group.dataset(LIVE).doing(self.file, || format!("opening {path}"))?;
+            let stored = ds.shape();
+            if let Ok(stored) = <[usize; 2]>::try_from(stored.as_slice()) {
+                let order = super::order::axis_order(self.file, &ds, &path, &stored)?;
+                crossline_first = order.axes == [1, 0];
+                if crossline_first {
+                    shape = [n_xl, n_il];
+                }
+            }
+        }
+        let Some((path, ds)) = self.companion(LIVE, &shape, "a flag per trace")? else {
             return Ok((vec![true; n_il * n_xl], None));
         };
         let flags = match ds.dtype().and_then(|t| t.to_descriptor()) {
@@ -434,6 +484,11 @@ impl<'a> Scan<'a> {
             }
             _ => return Err(self.fail(format!("{path} must hold integers or booleans"))),
         };
-        Ok((flags.doing(self.file, || format!("reading {path}"))?, Some(path)))
+        let flags = flags.doing(self.file, || format!("reading {path}"))?;
+        if crossline_first {
+            let by_inline = (0..n_il * n_xl).map(|t| flags[(t % n_xl) * n_il + t / n_xl]).collect();
+            return Ok((by_inline, Some(path)));
+        }
+        Ok((flags, Some(path)))
     }
 }

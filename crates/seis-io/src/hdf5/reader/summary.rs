@@ -22,7 +22,11 @@ pub struct Hdf5Summary {
     /// The element type as stored (`float32`, `int16`, ...); values are read as f32 whatever it is.
     pub dtype: String,
     pub shape: [usize; 3],
-    /// `None` for a contiguous dataset.
+    /// The axis each dimension of the dataset holds, in the dataset's order (`iline`, `xline`, `twt` or
+    /// `depth`), as its dimension scales name them: `shape` and the volume are in the order inline,
+    /// crossline, sample whatever this is.
+    pub dimensions: [&'static str; 3],
+    /// In the dataset's order; `None` for a contiguous dataset.
     pub chunk: Option<Vec<usize>>,
     /// The filter pipeline (compression, shuffle, checksums), in order.
     pub filters: Vec<String>,
