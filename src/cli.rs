@@ -510,7 +510,7 @@ fn parse_thread_count(s: &str) -> Result<usize, String> {
 }
 
 fn parse_scan_members(s: &str) -> Result<usize, String> {
-    parse_count(s, seisimage::velocity::spec::MAX_SCAN_MEMBERS, "the most members a velocity scan may have")
+    parse_count(s, seisimage::velocity::MAX_SCAN_MEMBERS, "the most members a velocity scan may have")
 }
 
 fn parse_share(s: &str) -> Result<seisimage::imaging::bands::Share, String> {

@@ -187,7 +187,7 @@ fn check_sample_interval(job: &Job, input: &Geometry) -> Result<()> {
     if input.samples.domain != crate::volume::Domain::Time {
         return Ok(());
     }
-    crate::velocity::sanity::check_sample_interval(input.samples.step).map_err(|m| {
+    crate::velocity::check_sample_interval(input.samples.step).map_err(|m| {
         let c = &job.config.input;
         let message = match c.read.sample_interval {
             Some(dt) => format!("sample_interval = {dt}: {m}"),
@@ -359,10 +359,9 @@ impl Prepared {
     /// The Dix table of a velocity given as one table, one line per pick (empty for other forms and for a
     /// velocity scan, whose members each have their own).
     fn dix_table(&self) -> Vec<String> {
-        use crate::velocity::dix;
         let (VelocityModel::Table(table), true) = (&self.velocity, self.scan.is_empty()) else { return Vec::new() };
         match self.job.config.velocity.table_picks() {
-            Ok(Some((picks, domain))) => dix::dix_lines(&dix::dix_rows(table, &picks, domain)),
+            Ok(Some((picks, domain))) => crate::velocity::dix_lines(&crate::velocity::dix_rows(table, &picks, domain)),
             _ => Vec::new(),
         }
     }

@@ -31,6 +31,7 @@ pub mod method;
 pub(crate) mod naive;
 pub mod parts;
 pub mod plan;
+mod planned;
 pub mod request;
 pub mod scan;
 pub mod spectrum;

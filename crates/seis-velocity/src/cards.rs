@@ -32,7 +32,7 @@ pub use load::CdpLookup;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CardFormat {
-    /// Columns of numbers ([`text`]).
+    /// Columns of numbers (read as the `text` module reads them).
     #[default]
     Columns,
     /// ProMAX/Omega `HANDVEL` cards.

@@ -3,41 +3,52 @@
 //! A job gives the velocity in one of the forms a processing contractor or an interpretation system
 //! delivers: a constant, a function of time or depth (in the job or a text file), functions at several
 //! locations, or a SEG-Y / HDF5 cube on its own grid; as interval, RMS or average velocities, in m/s, km/s
-//! or ft/s, against two-way time or depth in m or ft. The modules follow the data:
+//! or ft/s, against two-way time or depth in m or ft.
 //!
-//! 1. [`spec`]: the job's `[velocity]` table, every rule between its keys checked before a file is opened;
-//! 2. readers: [`text`] (columns of picks), [`cube`] (SEG-Y and HDF5, with the domain override);
-//! 3. [`units`] and [`convert`]: every function to interval velocity in m/s against depth in m (Dix for
-//!    RMS velocities, the layers between the picks for average ones, the integral of `v dt / 2` for time);
-//! 4. [`lateral`]: cubes cut and mixed onto the seismic's traces, functions at locations interpolated
-//!    between them;
-//! 5. [`sanity`]: values a rock cannot have, and times the record cannot hold, are refused with the unit
-//!    they were probably meant in; [`columns`]: a text file's column names that contradict the job, and
-//!    columns that look swapped, are refused.
+//! What the crate offers:
+//! - [`VelocitySpec`], the job's `[velocity]` table, with the words of its keys ([`Kind`], [`Velocities`],
+//!   [`FunctionSpec`], [`ScanStep`], the units [`VelocityUnit`], [`VelocityType`], [`DepthUnit`] and
+//!   [`VerticalDomain`], and for cubes and functions at locations [`Interpolation`], [`Locate`],
+//!   [`Outside`], [`CardFormat`], [`CdpLookup`]); [`VelocitySpec::load`] reads what it names and checks
+//!   it, every error naming its key and file, into a [`Loaded`] model;
+//! - [`VelocityModel`]: true interval velocities in m/s against depth in m, the same for every form
+//!   (a constant, a [`VelocityTable`] of v(z), a [`VelocityGrid`] of v(x, y, z)), so that the plan and the
+//!   engines never see how the model was given, and its [`Provenance`], for `validate` and the log;
+//! - [`dix_rows`] and [`dix_lines`], the Dix table `validate` prints of a table; [`MAX_SCAN_MEMBERS`],
+//!   the most members of a velocity scan; [`check_sample_interval`], which refuses a seismic sample
+//!   interval no record has.
 //!
-//! The result is a [`VelocityModel`] ([`model`]): true interval velocities in m/s against depth in m, the
-//! same for every form, so that the plan and the engines never see how the model was given. Its
-//! [`Provenance`] says where it came from, for `validate` and the log.
+//! Inside, the modules follow the data: `spec` (the table, every rule between its keys checked before a
+//! file is opened); the readers `text` (columns of picks), `cards` (velocity cards) and `cube` (SEG-Y and
+//! HDF5, with the domain override); `units`, `convert` and `dix` (every function to interval velocity in
+//! m/s against depth in m: Dix for RMS velocities, the layers between the picks for average ones, the
+//! integral of `v dt / 2` for time); `lateral` (cubes cut and mixed onto the seismic's traces, functions
+//! at locations interpolated between them); `sanity` (values a rock cannot have, and times the record
+//! cannot hold, refused with the unit they were probably meant in) and `columns` (a text file's column
+//! names that contradict the job, and columns that look swapped); `model` and `held` (the model, and what
+//! holding its deepest velocity below the given depths does).
 
-pub mod cards;
-pub mod columns;
-pub mod convert;
-pub mod cube;
-pub mod dix;
-pub mod held;
-pub mod lateral;
-pub mod model;
-pub mod sanity;
-pub mod spec;
-pub mod text;
-pub mod units;
+mod cards;
+mod columns;
+mod convert;
+mod cube;
+mod dix;
+mod held;
+mod lateral;
+mod model;
+mod sanity;
+mod spec;
+mod text;
+mod units;
 
 use std::path::Path;
 
 pub use cards::{CardFormat, CdpLookup};
+pub use dix::{dix_lines, dix_rows, DixRow};
 pub use lateral::{Locate, Outside};
-pub use model::{Interpolation, VelocityGrid, VelocityModel, VelocityTable};
-pub use spec::{FunctionSpec, Kind, ScanStep, Velocities, VelocitySpec};
+pub use model::{Interpolation, SlownessSummary, VelocityGrid, VelocityModel, VelocityTable};
+pub use sanity::check_sample_interval;
+pub use spec::{FunctionSpec, Kind, ScanStep, Velocities, VelocitySpec, MAX_SCAN_MEMBERS};
 pub use units::{DepthUnit, VelocityType, VelocityUnit, VerticalDomain};
 
 use convert::{interval_in_depth, Converted, Picks};
@@ -59,7 +70,7 @@ pub struct Provenance {
 
 impl Provenance {
     /// A warning when the image reaches below `deepest` m, the model does not, and holding `model`'s deepest
-    /// velocity there moves reflectors by more than the image's depth step `dz` m ([`held`] says why).
+    /// velocity there moves reflectors by more than the image's depth step `dz` m (the `held` module says why).
     pub fn shallow_note(&self, model: &VelocityModel, deepest: f64, dz: f64) -> Option<String> {
         let held = held::HeldVelocity::new(self.given_to?, deepest, |z| model.reference_velocity(z))?;
         held.matters(dz).then(|| held.note())
@@ -423,7 +434,7 @@ fn check_function_count(functions: usize, seismic: &Geometry) -> std::result::Re
 /// The deepest depth (m) a sampled model needs: where the last sample of the seismic can reach at the
 /// fastest plausible velocity. A deeper image holds the model's last sample there, as below any model;
 /// the bound keeps a file's absurd depths from sizing the model.
-pub fn depth_cap(seismic: &Geometry, range: [f64; 2], dz: f64) -> f64 {
+pub(crate) fn depth_cap(seismic: &Geometry, range: [f64; 2], dz: f64) -> f64 {
     range[1] * seismic.samples.last().max(0.0) / 2000.0 + 2.0 * dz
 }
 

@@ -28,11 +28,12 @@ pub struct Row {
 }
 
 /// The rows of `path`, each of `columns` numbers. Errors name the file and the line.
+#[cfg(test)]
 pub fn read_rows(path: &Path, columns: usize, what: &str) -> Result<Vec<Row>, String> {
     read_table(path, columns, what).map(|(rows, _)| rows)
 }
 
-/// The rows of `path` as [`read_rows`] reads them, and the line above them that may name the columns.
+/// The rows of `path`, each of `columns` numbers (errors name the file and the line), and the line above them that may name the columns.
 pub fn read_table(path: &Path, columns: usize, what: &str) -> Result<(Vec<Row>, Option<HeaderLine>), String> {
     let bytes = seis_io::files::read_bounded(path, MAX_TEXT_BYTES, "velocity text file").map_err(|e| e.to_string())?;
     let rows = parse_rows(&bytes, columns, what).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -30,8 +30,8 @@ mod tests {
         use seis_imaging::window::WindowParams;
         use seis_imaging::Plan;
         use seis_imaging::{image_geometry, ImageRequest, ImagingParams, Method};
-        use seis_velocity::model::{Interpolation, VelocityTable};
         use seis_velocity::VelocityModel;
+        use seis_velocity::{Interpolation, VelocityTable};
 
         let g = Geometry::regular(
             LineAxis::new(1, 1, 12),

@@ -19,7 +19,7 @@ pub mod phase_shift;
 pub mod split_step;
 pub mod stolt;
 
-pub use stolt::StoltGrid;
+pub use crate::planned::{MethodPlan, StoltGrid};
 
 /// A method's rules, asked of a planned migration by whoever follows the plan.
 pub trait MethodRules: Sync {
@@ -73,14 +73,6 @@ pub trait MethodRules: Sync {
     ) -> Result<()>;
 }
 
-/// The method of a plan and what was planned for it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum MethodPlan {
-    PhaseShift,
-    Stolt(StoltGrid),
-    SplitStep,
-}
-
 impl Method {
     /// Why this method cannot migrate through `velocity`, if it cannot.
     pub(crate) fn velocity_refusal(self, velocity: &VelocityModel) -> Option<String> {
@@ -110,20 +102,6 @@ impl MethodPlan {
         }
     }
 
-    /// The method.
-    pub fn kind(&self) -> Method {
-        match self {
-            MethodPlan::PhaseShift => Method::PhaseShift,
-            MethodPlan::Stolt(_) => Method::Stolt,
-            MethodPlan::SplitStep => Method::SplitStep,
-        }
-    }
-
-    /// The method's name in a job file.
-    pub fn name(&self) -> &'static str {
-        self.kind().name()
-    }
-
     /// The method's rules.
     pub fn rules(&self) -> &dyn MethodRules {
         match self {
@@ -131,28 +109,5 @@ impl MethodPlan {
             MethodPlan::Stolt(grid) => grid,
             MethodPlan::SplitStep => &split_step::SplitStep,
         }
-    }
-
-    /// Stolt's kz grid, for a Stolt plan.
-    pub fn stolt(&self) -> Option<&StoltGrid> {
-        match self {
-            MethodPlan::Stolt(grid) => Some(grid),
-            _ => None,
-        }
-    }
-
-    /// Stolt's kz grid, to change (the members of a velocity scan share the longest).
-    pub fn stolt_mut(&mut self) -> Option<&mut StoltGrid> {
-        match self {
-            MethodPlan::Stolt(grid) => Some(grid),
-            _ => None,
-        }
-    }
-}
-
-/// A plan's method compares with the method a job names.
-impl PartialEq<Method> for MethodPlan {
-    fn eq(&self, other: &Method) -> bool {
-        self.kind() == *other
     }
 }

@@ -21,28 +21,14 @@ use rustfft::FftPlanner;
 use super::MethodRules;
 use crate::formulas::{dip_weight, interpolation_taps, stolt_obliquity, stolt_source_frequency, STOLT_REACH};
 use crate::image::{image_block, ImageAssembly, KImages};
+use crate::planned::StoltGrid;
 use crate::spectrum::{Fft2, Spectrum};
 use crate::window::fast_len;
-use crate::{ImagingParams, Plan, StoltInterpolation};
+use crate::{ImagingParams, Plan};
 use seis_core::context::RunContext;
 use seis_core::error::Result;
 use seis_core::volume::Geometry;
 use seis_velocity::VelocityModel;
-
-/// Stolt's vertical-wavenumber grid.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StoltGrid {
-    /// The constant medium velocity (m/s).
-    pub velocity: f64,
-    /// Length of the inverse FFT over kz; the image repeats every `nz_fft · dz` metres.
-    pub nz_fft: usize,
-    /// kz sample interval (rad/m): `2π / (nz_fft · dz)`.
-    pub dkz: f64,
-    pub interpolation: StoltInterpolation,
-    /// Centre of the input's time span (s). The spectrum is interpolated after a shift of this much towards
-    /// t = 0, where the interpolation kernels are most accurate.
-    pub time_centre: f64,
-}
 
 /// Stolt's kz grid for a time FFT of `nt_pad` samples of `dt` seconds, imaging down to level `last`; the
 /// velocity was checked constant ([`velocity_refusal`]).
@@ -226,6 +212,7 @@ pub fn migrate(
 mod tests {
     use super::*;
     use crate::formulas::{kz_squared, phase_factor};
+    use crate::StoltInterpolation;
 
     /// For a column that is a single time spike (so its spectrum is known in closed form at any ω), the
     /// remap followed by a naive inverse DFT over kz equals the phase-shift sum over the same frequencies.

@@ -2,13 +2,14 @@
 
 use super::depth::record_reach;
 use super::*;
+use crate::bands::Share;
 use crate::request::ImageRequest;
 use crate::window::LateralPad;
 use crate::window::WindowParams;
 use crate::{ImagingParams, Method};
 use seis_core::error::Error;
 use seis_core::volume::Domain;
-use seis_core::volume::{IndexBox, LineAxis};
+use seis_core::volume::{Geometry, IndexBox, LineAxis, SampleAxis};
 use seis_velocity::VelocityModel;
 use seis_velocity::{Interpolation, VelocityTable};
 

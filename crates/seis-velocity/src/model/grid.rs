@@ -16,7 +16,7 @@ use super::mixed::GridMix;
 /// samples it is interpolated linearly; above and below the axis the first and last samples hold.
 ///
 /// The values are kept depth slice after depth slice (`[depth][il][xl]`), or, for functions on a full grid
-/// of locations, as the functions and their taps, mixed where a slice is asked for ([`GridMix`]): the plan
+/// of locations, as the functions and their taps, mixed where a slice is asked for (`GridMix`): the plan
 /// and every split-step level read whole slices, which are then one contiguous run each. Kept trace after trace, a slice of a
 /// 2048 × 2048-trace model was a scattered read per trace, and planning a 600-level job took 35 s on two
 /// cores instead of 9 s.
