@@ -133,8 +133,7 @@ pub(super) fn decode_gbps(path: &Path) -> Result<f64> {
 
 /// The naive way, timed from the file to the same products on disk.
 pub(super) fn naive_run(p: &Prepared, device: crate::gpu::DeviceInfo) -> Result<f64> {
-    let mut engine = crate::gpu::GpuEngine::new(device, false, &crate::gpu::kernel_cache::KernelCache::from_env())?;
-    engine.set_naive(true);
+    let mut engine = crate::gpu::NaiveEngine::new(device, false, &crate::gpu::kernel_cache::KernelCache::from_env())?;
     let whole = ImageRequest::whole(&p.image);
     let plan = crate::imaging::Plan::new(
         p.reader.geometry(),

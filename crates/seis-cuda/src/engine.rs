@@ -24,9 +24,8 @@ pub struct GpuEngine {
     pub kernel_seconds: f64,
     /// Whether the kernels came from the kernel cache (see [`super::kernel_cache`]).
     pub kernels_cached: bool,
-    /// The naive reference path and the memory limit (see [`GpuEngine::set_naive`],
-    /// [`GpuEngine::set_memory_limit`]).
-    settings: RunSettings,
+    /// How it runs a migration (see [`GpuEngine::set_memory_limit`] and the setters beside it).
+    pub(crate) settings: RunSettings,
     /// Where a spectrum that goes through in bands waits on the host.
     store: StoreSettings,
     /// The pinned staging ring, allocated on a thread of its own as the engine starts (pinning memory takes
@@ -119,13 +118,6 @@ impl GpuEngine {
         self.settings.ranks = ranks;
     }
 
-    /// The reference the benchmark compares with: the whole volume read into ordinary (pageable) memory and
-    /// uploaded in one synchronous copy before any device work, the same device compute, and every product
-    /// pulled back into pageable memory. Only for measurements.
-    pub fn set_naive(&mut self, naive: bool) {
-        self.settings.naive = naive;
-    }
-
     /// Sum in a fixed order where the kernels would otherwise add in the order their threads arrive, so that
     /// two runs give the same bits (`compute.deterministic`).
     pub fn set_deterministic(&mut self, deterministic: bool) {
@@ -196,7 +188,33 @@ impl GpuEngine {
         for m in scan {
             m.plan.check(m.input.geometry(), m.request)?;
         }
-        let Migration { input, plan, request, .. } = scan[0];
+        let Migration { input, request, .. } = scan[0];
+        self.with_run(scan, ctx, sinks, |run, staging, store, ctx| match rank {
+            None => run.execute(input, scan, ctx, staging, store, None, Finish::Hand),
+            Some(part) => run
+                .execute(input, scan, ctx, staging, store, Some(&part.exchange), Finish::Keep)
+                .and_then(|()| (part.combine)(run.launcher(), &run.products(), ctx))
+                .map(|summed| {
+                    // The ranks' boxes are summed as migrated: the attributes are those of the sum.
+                    let boxes = request.boxes.len().max(1);
+                    for (k, values) in summed.into_iter().flatten().enumerate() {
+                        sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
+                    }
+                }),
+        })
+    }
+
+    /// `go` on a run of `scan` on this engine's device, with its buffers (kept from the last run of the same
+    /// shape, or made) and the staging ring; whatever `go` does, the device is idle when it returns, and the
+    /// buffers are kept for the next run.
+    pub(crate) fn with_run<R>(
+        &mut self,
+        scan: &[Migration],
+        ctx: &mut RunContext,
+        sinks: &[&dyn ProductSink],
+        go: impl FnOnce(&Run, &mut [PinnedBuffer<f32>], &StoreSettings, &mut RunContext) -> Result<R>,
+    ) -> Result<R> {
+        let Migration { plan, request, .. } = scan[0];
         // The engine may have been made on another thread: make its context current on this one.
         check("binding the CUDA context", self.launcher.gpu.ctx.bind_to_thread())?;
         let t = Instant::now();
@@ -215,19 +233,7 @@ impl GpuEngine {
         }
         let run = Run::new(&self.launcher, plan, request, buffers, sinks.to_vec())?;
         ctx.stats.add("device-setup", t.elapsed(), 0);
-        let result = match rank {
-            None => run.execute(input, scan, ctx, &mut staging, &self.store, None, Finish::Hand),
-            Some(part) => run
-                .execute(input, scan, ctx, &mut staging, &self.store, Some(&part.exchange), Finish::Keep)
-                .and_then(|()| (part.combine)(&self.launcher, &run.products(), ctx))
-                .map(|summed| {
-                    // The ranks' boxes are summed as migrated: the attributes are those of the sum.
-                    let boxes = request.boxes.len().max(1);
-                    for (k, values) in summed.into_iter().flatten().enumerate() {
-                        sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
-                    }
-                }),
-        };
+        let result = go(&run, &mut staging, &self.store, ctx);
         let mut steps = Stages::default();
         // Whatever happened, nothing may still be running when the buffers go.
         let _ = self.launcher.compute.synchronize();

@@ -10,6 +10,8 @@ pub mod kernel_cache;
 pub mod kernels;
 mod launch;
 pub mod memory;
+#[cfg(feature = "bench")]
+mod naive;
 pub mod nccl;
 mod peers;
 pub mod prelude;
@@ -19,6 +21,8 @@ pub mod runtime;
 mod timer;
 
 pub use engine::GpuEngine;
+#[cfg(feature = "bench")]
+pub use naive::NaiveEngine;
 pub use run::{device_memory_estimate, RING as STAGING_RING};
 pub use runtime::{probe, DeviceInfo, GpuRuntime, Unavailable};
 

@@ -20,8 +20,9 @@ pub const RING: usize = 3;
 /// How the engine runs a migration, whatever the job.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RunSettings {
-    /// The naive reference path (see `GpuEngine::set_naive`).
-    pub naive: bool,
+    /// The products stay on the device until the run ends and come back then, in one copy each (the
+    /// benchmark's naive path): no pinned buffers to hand them over as they are finished, and no bands.
+    pub products_at_end: bool,
     /// At most this many bytes of device memory (`compute.device_memory_gb`); `None`: what is free.
     pub memory_limit: Option<u64>,
     /// Ranks of a run over several GPUs that trade the input's frequencies (0 or 1: this process alone).
@@ -162,7 +163,7 @@ impl RunBuffers {
             reserve = work_bytes;
         };
         let bands = layout.bands;
-        if bands.banded() && shape.settings.naive {
+        if bands.banded() && shape.settings.products_at_end {
             return Err(Error::Backend("the naive reference path runs only jobs that fit at once".into()));
         }
         if bands.banded() {
@@ -206,7 +207,7 @@ impl RunBuffers {
             .map(|&n| gpu.alloc::<f32>(n))
             .collect::<Result<Vec<_>>>()?;
         let planes = gpu.alloc::<Cpx>(plane_count * nk)?;
-        let products_host = if shape.settings.naive {
+        let products_host = if shape.settings.products_at_end {
             Vec::new()
         } else {
             shape.boxes.iter().map(|&n| gpu.alloc_pinned::<f32>(n)).collect::<Result<Vec<_>>>()?

@@ -8,7 +8,8 @@
 //! (compute stream) — while the host reads the next chunk. This file takes each band's spectrum into the
 //! wavenumber domain and hands it to the method ([`phase_shift`], [`stolt`], [`split_step`]), whose imaged
 //! levels are cut into the requested boxes ([`Run::gather`]); only those boxes come back, each as soon as
-//! it is finished ([`handover`]). [`naive`] is the plain way the benchmark compares with.
+//! it is finished ([`handover`]). `naive`, built with the `bench` feature only, is the plain way the
+//! benchmark compares with (`NaiveEngine`).
 //!
 //! The modules import downwards only: `buffers` and `store`, then `handover`, then `state`, then the steps,
 //! then this file, which the engine calls.
@@ -31,6 +32,7 @@ pub use estimate::device_memory_estimate;
 mod buffers;
 mod handover;
 mod ingest;
+#[cfg(feature = "bench")]
 mod naive;
 mod phase_shift;
 mod split_step;
@@ -120,21 +122,60 @@ impl Run<'_> {
             }
             false => None,
         };
-        if self.naive() {
-            self.ingest_naive(src, ctx)?;
-        } else if count > 0 || exchange.is_some() {
+        if count > 0 || exchange.is_some() {
             // A rank with no frequencies still reads its slab for the others.
             self.ingest(src, ctx, staging, waiting.as_mut(), exchange)?;
             // Not earlier, where it would take a core from the ingest.
             self.handover.make_host_memory(&self.buffers);
         }
-        let hand = matches!(finish, Finish::Hand) && !self.naive();
+        let hand = matches!(finish, Finish::Hand);
+        self.migrate_bands(scan, ctx, waiting.as_mut(), first_stays, hand)?;
+        if let Some(store::Waiting::Memory(pieces)) = waiting.as_ref().map(|w| &w.waiting) {
+            // Making the store overlaps the ingest: what counts is how long the run waited for it.
+            ctx.stats.add("band-store", pieces.waited, 0);
+        }
+        drop(waiting);
+        dev.sync(&dev.compute)?;
+        ctx.stats.add("ingest+compute", t.elapsed(), 0);
+        let mut steps = Stages::default();
+        self.timer.collect(&mut ctx.stats)?;
+        steps.lap("timers");
+        match finish {
+            Finish::Keep => {}
+            // An empty share: its part of every product is zero, as the buffers were cleared.
+            Finish::Hand if count == 0 => {
+                for sink in &self.handover.sinks {
+                    for (i, b) in self.request.boxes.iter().enumerate() {
+                        sink.complete(i, vec![0.0; b.len()]);
+                    }
+                }
+            }
+            Finish::Hand => {}
+        }
+        steps.lap("download");
+        steps.log_trace("after the migration");
+        Ok(())
+    }
+
+    /// Migrate and image every frequency band by every member of `scan`: each band loaded from `waiting`
+    /// (none: the whole spectrum is on the device; the first band too when `first_stays`), its products
+    /// handed over after the last band as they are finished when `hand`.
+    fn migrate_bands(
+        &self,
+        scan: &[Migration],
+        ctx: &mut RunContext,
+        mut waiting: Option<&mut store::WaitingSpectrum>,
+        first_stays: bool,
+        hand: bool,
+    ) -> Result<()> {
+        let bands = &self.buffers.bands;
+        let count = bands.ranges.len();
         for (b, band) in bands.ranges.iter().enumerate() {
             if count > 1 {
                 tracing::info!("frequency band {} of {count}: {} frequencies", b + 1, band.len());
             }
             ctx.check()?;
-            match waiting.as_mut() {
+            match waiting.as_deref_mut() {
                 Some(w) if !(b == 0 && first_stays) => self.load_band(band, w, ctx)?,
                 _ => {}
             }
@@ -157,37 +198,6 @@ impl Run<'_> {
                 }
             }
         }
-        if let Some(store::Waiting::Memory(pieces)) = waiting.as_ref().map(|w| &w.waiting) {
-            // Making the store overlaps the ingest: what counts is how long the run waited for it.
-            ctx.stats.add("band-store", pieces.waited, 0);
-        }
-        drop(waiting);
-        dev.sync(&dev.compute)?;
-        ctx.stats.add("ingest+compute", t.elapsed(), 0);
-        let mut steps = Stages::default();
-        self.timer.collect(&mut ctx.stats)?;
-        steps.lap("timers");
-        match finish {
-            Finish::Keep => {}
-            Finish::Hand if self.naive() => {
-                for (member, images) in self.download_naive(&mut ctx.stats)?.into_iter().enumerate() {
-                    for (i, image) in images.into_iter().enumerate() {
-                        self.handover.sinks[member].complete(i, image);
-                    }
-                }
-            }
-            // An empty share: its part of every product is zero, as the buffers were cleared.
-            Finish::Hand if count == 0 => {
-                for sink in &self.handover.sinks {
-                    for (i, b) in self.request.boxes.iter().enumerate() {
-                        sink.complete(i, vec![0.0; b.len()]);
-                    }
-                }
-            }
-            Finish::Hand => {}
-        }
-        steps.lap("download");
-        steps.log_trace("after the migration");
         Ok(())
     }
 

@@ -1,6 +1,7 @@
-//! The naive path, only for the benchmark's comparison (`GpuEngine::set_naive`): the whole volume read
-//! into pageable memory and uploaded in one synchronous copy before any device work, then transformed chunk
-//! by chunk as the ingest does; after the same migration, every product pulled back into pageable memory.
+//! The naive path, only for the benchmark's comparison (the `bench` feature's `NaiveEngine`): the whole
+//! volume read into pageable memory and uploaded in one synchronous copy before any device work, then
+//! transformed chunk by chunk as the ingest does; after the same migration ([`Run::migrate_bands`]), every
+//! product pulled back into pageable memory.
 
 use std::time::Instant;
 
@@ -11,11 +12,30 @@ use seis_core::context::RunContext;
 use seis_core::error::Result;
 use seis_core::stats::RunStats;
 use seis_core::volume::{VolumeReader, WriteMode};
-use seis_imaging::window;
+use seis_imaging::{window, Migration};
 
 impl Run<'_> {
+    /// The naive run of `scan`: its products, member after member, each in the request's order.
+    pub fn execute_naive(
+        &self,
+        src: &dyn VolumeReader,
+        scan: &[Migration],
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Vec<Vec<f32>>>> {
+        let t = Instant::now();
+        ctx.stats.frequency_bands = self.buffers.bands.ranges.len();
+        // The ingest fills only the data part of each plane; the padding must be zero.
+        self.buffers.spectrum.zero_async(&self.dev.compute)?;
+        self.ingest_naive(src, ctx)?;
+        self.migrate_bands(scan, ctx, None, false, false)?;
+        self.dev.sync(&self.dev.compute)?;
+        ctx.stats.add("ingest+compute", t.elapsed(), 0);
+        self.timer.collect(&mut ctx.stats)?;
+        self.download_naive(&mut ctx.stats)
+    }
+
     /// The naive ingest: read everything, window everything, one pageable upload, then transform.
-    pub(super) fn ingest_naive(&self, src: &dyn VolumeReader, ctx: &mut RunContext) -> Result<()> {
+    fn ingest_naive(&self, src: &dyn VolumeReader, ctx: &mut RunContext) -> Result<()> {
         let dev = self.dev;
         let plan = self.plan;
         let [ni, nx, nt] = plan.input.shape();
@@ -67,7 +87,7 @@ impl Run<'_> {
     }
 
     /// The naive download: every product of every member into pageable memory, one synchronous copy each.
-    pub(super) fn download_naive(&self, stats: &mut RunStats) -> Result<Vec<Vec<Vec<f32>>>> {
+    fn download_naive(&self, stats: &mut RunStats) -> Result<Vec<Vec<Vec<f32>>>> {
         let t = Instant::now();
         let mut out = Vec::with_capacity(self.handover.sinks.len());
         let mut bytes = 0u64;

@@ -87,13 +87,14 @@ impl<'a> Run<'a> {
         Ok(run)
     }
 
+    /// The device the run is on, with its streams and kernels.
+    pub fn launcher(&self) -> &'a Launcher {
+        self.dev
+    }
+
     /// The run's buffers, for the next run of the same shape (the caller has synchronised the streams).
     pub fn into_buffers(self) -> RunBuffers {
         self.buffers
-    }
-
-    pub(super) fn naive(&self) -> bool {
-        self.buffers.shape().settings.naive
     }
 
     /// Queue `f`'s work on the compute stream as part of stage `stage` (see [`DeviceTimer`]).
@@ -171,7 +172,7 @@ impl<'a> Run<'a> {
                 ],
             )?;
         }
-        if self.handover.last_band.get() && !self.naive() {
+        if self.handover.last_band.get() {
             let finished = self.handover.completion.borrow_mut().imaged(levels);
             for i in finished {
                 self.handover.start_copy(self.dev, &self.buffers, i)?;
