@@ -40,7 +40,7 @@ mod wiggle;
 pub use clip::{ClipScope, ClipSetting, ClipSource};
 pub use colormap::Colormap;
 pub use encode::{write_png, write_rgb_png};
-pub use options::{fill_template, Display, RenderOptions, MAX_TITLE_CHARS, MAX_WIGGLE_TRACES, TITLE_FIELDS};
+pub use options::{fill_template, Display, RenderOptions, Sampling, MAX_TITLE_CHARS, MAX_WIGGLE_TRACES, TITLE_FIELDS};
 pub use orientation::MapView;
 pub use panels::Panel;
 pub use picture::{
@@ -50,7 +50,7 @@ pub use provenance::{today, Provenance};
 // The modules drawing a picture's parts write numbers and name this program the same way.
 use provenance::{number, software};
 pub use quantity::{decide_clip, display_values, Clip, Quantity, ValueRange};
-pub use resample::{Aspect, Sampling};
+pub use resample::Aspect;
 pub use section::SliceData;
 pub use sidecar::{AxisRecord, ClipRecord, PanelRecord, Sidecar};
 pub use slice::{PlotAxis, Slice};

@@ -8,7 +8,6 @@ use seis_core::error::{Error, Result};
 
 use crate::clip::ClipSetting;
 use crate::colormap::Colormap;
-use crate::resample::Sampling;
 
 /// How a slice is drawn (the `display` render option).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,4 +189,40 @@ pub fn fill_template(template: &str, value: &dyn Fn(&str) -> Option<String>) -> 
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// How an enlarged axis carries its samples onto pixels (the `sampling` render option).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sampling {
+    /// Cells where a sample gets at least two pixels, interpolation below that.
+    #[default]
+    Auto,
+    /// Every sample a cell of one colour.
+    Nearest,
+    /// Linear interpolation between sample centres.
+    Linear,
+}
+
+impl Choice for Sampling {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (Sampling::Auto, "auto", "Cells where a sample gets at least two pixels, interpolation below that."),
+        (Sampling::Nearest, "nearest", "Every sample a cell of one colour."),
+        (Sampling::Linear, "linear", "Linear interpolation between sample centres."),
+    ];
+}
+
+/// Pixels per sample from which `auto` draws cells.
+const CELLS_FROM: f64 = 2.0;
+
+impl Sampling {
+    /// Whether an axis of `n_in` samples on `n_out` pixels is drawn as cells.
+    pub(crate) fn cells(self, n_in: usize, n_out: usize) -> bool {
+        let enlargement = n_out as f64 / n_in as f64;
+        match self {
+            Sampling::Auto => enlargement >= CELLS_FROM,
+            Sampling::Nearest => enlargement > 1.0,
+            Sampling::Linear => false,
+        }
+    }
 }

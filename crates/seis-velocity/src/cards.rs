@@ -25,35 +25,9 @@ mod tests;
 use std::path::Path;
 
 use super::text;
+use super::units::CardFormat;
 
 pub use load::CdpLookup;
-
-/// The card format of a velocity file (`velocity.format`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CardFormat {
-    /// Columns of numbers (read as the `text` module reads them).
-    #[default]
-    Columns,
-    /// ProMAX/Omega `HANDVEL` cards.
-    Handvel,
-    /// SEG / Western `SPNT` and `VELF` cards.
-    Velf,
-}
-
-impl seis_core::choice::Choice for CardFormat {
-    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
-        (CardFormat::Columns, "columns", "columns of numbers, one pick per line"),
-        (CardFormat::Handvel, "handvel", "ProMAX/Omega HANDVEL cards"),
-        (CardFormat::Velf, "velf", "SEG / Western SPNT and VELF cards"),
-    ];
-}
-
-impl CardFormat {
-    pub fn name(self) -> &'static str {
-        seis_core::choice::Choice::choice_name(self)
-    }
-}
 
 /// One time-velocity pair and the line it is on (the line of its time).
 #[derive(Clone, Copy, Debug, PartialEq)]

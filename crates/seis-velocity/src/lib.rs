@@ -43,13 +43,13 @@ mod units;
 
 use std::path::Path;
 
-pub use cards::{CardFormat, CdpLookup};
+pub use cards::CdpLookup;
 pub use dix::{dix_lines, dix_rows, DixRow};
 pub use lateral::{Locate, Outside};
 pub use model::{Interpolation, SlownessSummary, VelocityGrid, VelocityModel, VelocityTable};
 pub use sanity::check_sample_interval;
 pub use spec::{FunctionSpec, Kind, ScanStep, Velocities, VelocitySpec, MAX_SCAN_MEMBERS};
-pub use units::{DepthUnit, VelocityType, VelocityUnit, VerticalDomain};
+pub use units::{CardFormat, DepthUnit, VelocityType, VelocityUnit, VerticalDomain};
 
 use convert::{interval_in_depth, Converted, Picks};
 use seis_core::cancel::CancelToken;

@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::cards::CardFormat;
 use super::lateral::{Locate, Outside};
 use super::model::Interpolation;
 use super::sanity::{check_range, DEFAULT_RANGE};
+use super::units::CardFormat;
 use super::units::{DepthUnit, Reading, TimeUnit, VelocityType, VelocityUnit, VerticalDomain};
 use seis_core::error::{Error, Result};
 use seis_io::InputOptions;

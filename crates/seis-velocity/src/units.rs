@@ -212,3 +212,30 @@ mod tests {
         assert_eq!(us.describe(), "average velocity in ft/s against two-way time in us");
     }
 }
+
+/// The card format of a velocity file (`velocity.format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CardFormat {
+    /// Columns of numbers (read as the `text` module reads them).
+    #[default]
+    Columns,
+    /// ProMAX/Omega `HANDVEL` cards.
+    Handvel,
+    /// SEG / Western `SPNT` and `VELF` cards.
+    Velf,
+}
+
+impl seis_core::choice::Choice for CardFormat {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (CardFormat::Columns, "columns", "columns of numbers, one pick per line"),
+        (CardFormat::Handvel, "handvel", "ProMAX/Omega HANDVEL cards"),
+        (CardFormat::Velf, "velf", "SEG / Western SPNT and VELF cards"),
+    ];
+}
+
+impl CardFormat {
+    pub fn name(self) -> &'static str {
+        seis_core::choice::Choice::choice_name(self)
+    }
+}
