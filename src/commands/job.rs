@@ -1,9 +1,10 @@
 //! `seisimage run`, `validate` and `print-config`: a job file from first check to manifest.
 
 use seisimage::cancel::CancelToken;
-use seisimage::distributed::{launcher, ranks, shard};
+use seisimage::distributed::{launcher, ranks};
 use seisimage::job::{Backend, Job};
 use seisimage::progress::Progress;
+use seisimage::run::shard;
 use seisimage::run::{self, check_files, memory_report, prepare, run_jobs, Manifest, RunMode, MANIFEST};
 use seisimage::Error;
 

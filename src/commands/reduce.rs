@@ -11,12 +11,12 @@ pub fn run(args: &ReduceArgs, reporting: Reporting) -> anyhow::Result<()> {
     let progress = reporting.progress();
     let cancel = seisimage::cancel::CancelToken::process();
     let manifest =
-        seisimage::distributed::reduce::reduce(&job, args.shards, args.partials.as_deref(), progress.as_ref(), cancel)?;
+        seisimage::run::reduce::reduce(&job, args.shards, args.partials.as_deref(), progress.as_ref(), cancel)?;
     let out = &manifest.config.output.dir;
     if args.remove_partials {
         let dir = args.partials.clone().unwrap_or_else(|| out.clone());
-        let removed = seisimage::distributed::partial::remove_all(&dir, args.shards)
-            .map_err(|e| seisimage::Error::io(&dir, e))?;
+        let removed =
+            seisimage::run::partial::remove_all(&dir, args.shards).map_err(|e| seisimage::Error::io(&dir, e))?;
         tracing::info!("removed {removed} partial-products file(s) from {}", dir.display());
     }
     tracing::info!(

@@ -36,7 +36,7 @@ use crate::job::{Existing, Job, OutputConfig};
 use crate::products::{ProductSpec, INDEX_PAGE};
 
 use super::lock::{FolderLock, LockError, LOCK_FILE};
-use super::manifest::MANIFEST;
+use super::record::{count, MANIFEST};
 use super::RunMode;
 
 /// A manifest larger than this is not read for the files it lists.
@@ -271,7 +271,7 @@ impl Clearing {
                 let more = names.len().saturating_sub(SHOWN);
                 let more = if more > 0 { format!(", and {more} more") } else { String::new() };
                 let shown = names.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join(", ");
-                format!("removes {}: {shown}{more}", super::count(names.len(), "file"))
+                format!("removes {}: {shown}{more}", count(names.len(), "file"))
             }
         };
         format!("{}: {removes}", mode_name(existing))

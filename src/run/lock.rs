@@ -50,7 +50,7 @@ impl Holder {
         Holder {
             pid,
             host: host_name(),
-            started_utc: super::utc(SystemTime::now()),
+            started_utc: super::record::utc(SystemTime::now()),
             boot_id: boot_id(),
             start_ticks: start_ticks(pid),
         }

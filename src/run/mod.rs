@@ -33,7 +33,11 @@ mod input_crs;
 mod lock;
 mod manifest;
 mod mode;
+pub mod partial;
 mod prepare;
+mod record;
+pub mod reduce;
+pub mod shard;
 
 pub use batch::run_jobs;
 pub use checks::{check_files, memory_report};
@@ -42,8 +46,7 @@ pub use execute::{execute, execute_on, AfterMigration};
 pub use folder::{check_free_space, Clearing, OutputFolder};
 pub use follow::follow;
 pub use lock::{host_name, FolderLock, LOCK_FILE};
-pub use manifest::{
-    utc, FileRecord, FileStamp, InputAxes, InputRecord, Manifest, Slurm, Started, Versions, MANIFEST, MANIFEST_SCHEMA,
-};
+pub use manifest::{InputAxes, InputRecord, Manifest, Slurm, Started, Versions, MANIFEST_SCHEMA};
 pub use mode::RunMode;
-pub use prepare::{count, prepare, prepare_with, Prepared};
+pub use prepare::{prepare, prepare_with, Prepared};
+pub use record::{count, utc, FileRecord, FileStamp, MANIFEST};

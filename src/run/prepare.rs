@@ -15,7 +15,7 @@ use crate::scan::Member;
 use crate::velocity::{Provenance, VelocityModel};
 use crate::volume::{Geometry, VolumeReader};
 
-use super::manifest::{FileRecord, FileStamp};
+use super::record::{count, FileRecord, FileStamp};
 
 /// A job with its input open, its velocity loaded and its plan made: everything `validate` prints and
 /// `run` needs, found before any heavy work.
@@ -413,14 +413,5 @@ impl Prepared {
         }
         lines.extend(self.warnings.iter().map(|w| format!("warning   {w}")));
         lines
-    }
-}
-
-/// `n` things, the noun in the plural unless there is one: `1 product`, `4 products`.
-pub fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }

@@ -154,11 +154,6 @@ fn no_rust_file_is_over_600_lines() {
     assert!(long.is_empty(), "split these along their concerns: {long:?}");
 }
 
-/// The import circles between modules found when this check came, each the modules of one group (as
-/// [`imports::Circle::modules`] names them) in its crate: to be broken, not added to.
-const KNOWN_CIRCLES: [(&str, &str); 2] =
-    [("seisimage", "distributed, run"), ("seisimage", "run::folder, run::lock, run::manifest, run::prepare")];
-
 /// No two modules of a crate import each other, directly or round a circle: modules follow the data
 /// flow, and what two of them share lives below both.
 #[test]
@@ -166,18 +161,13 @@ fn no_import_circles_between_modules() {
     let mut roots: Vec<(&str, PathBuf)> =
         LAYERS.iter().map(|(name, _)| (*name, root().join("crates").join(name).join("src/lib.rs"))).collect();
     roots.push(("seisimage", root().join("src/lib.rs")));
-    let mut known: Vec<(&str, &str)> = KNOWN_CIRCLES.to_vec();
-    let mut new = Vec::new();
+    let mut found = Vec::new();
     for (name, lib) in roots {
         for circle in imports::circles(&lib, &root()) {
-            match known.iter().position(|k| *k == (name, circle.modules.as_str())) {
-                Some(i) => drop(known.remove(i)),
-                None => new.push(format!("{name}: {} ({})", circle.files, circle.modules)),
-            }
+            found.push(format!("{name}: {} ({})", circle.files, circle.modules));
         }
     }
-    assert!(new.is_empty(), "import circles between modules: {new:#?}");
-    assert!(known.is_empty(), "circles broken since, to take off KNOWN_CIRCLES: {known:?}");
+    assert!(found.is_empty(), "import circles between modules: {found:#?}");
 }
 
 /// A layer's log lines show like the application's: the binary's log filter names every crate.

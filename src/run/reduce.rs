@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::partial::{self, Expect};
-use super::sum_in_order;
 use crate::cancel::CancelToken;
 use crate::context::RunContext;
 use crate::error::{Error, Result};
 use crate::imaging::bands::{Share, MAX_SHARES};
+use crate::imaging::parts::sum_in_order;
 use crate::imaging::{BackendChoice, Engine, Migration, ProductSink};
 use crate::job::Job;
 use crate::products::ProductSpec;

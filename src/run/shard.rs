@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::part_record;
 use super::partial::{self, Header};
 use crate::cancel::CancelToken;
 use crate::context::RunContext;
 use crate::error::{Error, Result};
 use crate::imaging::bands::Share;
+use crate::imaging::parts::part_record;
 use crate::imaging::{Collected, ProductSink};
 use crate::job::{Backend, Job};
 use crate::progress::Progress;
