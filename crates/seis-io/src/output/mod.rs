@@ -13,6 +13,7 @@
 //! moment it locks it ([`hold`]), so that a folder renamed and replaced by a link meanwhile does not send
 //! the run's files into the link's target.
 
+use rustix::fs::FileType;
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
@@ -141,39 +142,67 @@ impl TempOutput {
     /// moved aside into it, so that the rename does not wait for the file system to free that file.
     fn into_place(mut self, replaced: Option<&mut Replaced>) -> Result<Placed> {
         let folder = &self.folder;
-        if folder.entry(&self.temp_name).ok().map(|s| FileId::of_stat(&s)) != Some(self.id) {
-            let message = format!("{} was replaced by another file before it was committed", self.temp_path.display());
-            return Err(std::io::Error::other(message)).at(&self.final_path);
-        }
-        use rustix::fs::FileType;
-        let there = folder.entry(&self.final_name).ok().map(|s| FileType::from_raw_mode(s.st_mode));
-        // A rename replaces whatever entry has the name: never a device node, a FIFO or a socket.
-        if there.is_some_and(|t| ![FileType::RegularFile, FileType::Symlink, FileType::Directory].contains(&t)) {
-            let message = "it is not a regular file (a device, a FIFO or a socket): it is not replaced";
-            return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, message)).at(&self.final_path);
-        }
-        let mut aside = None;
-        if replaced.is_some() && there.is_some_and(|t| t != FileType::Directory) {
-            match move_aside(folder, &self.final_name) {
-                Ok(name) => aside = Some(name),
-                // Gone since: another writer of the name moved it; there is nothing to move aside.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e).at(&self.final_path),
-            }
-        }
-        if let Err(e) = folder.rename(&self.temp_name, &self.final_name) {
-            // The name could not be taken: the earlier file goes back under it, as if never moved.
-            if let Some(name) = aside {
-                let _ = folder.rename(&name, &self.final_name);
-            }
-            return Err(e).at(&self.final_path);
-        }
+        let names = Renaming { temp: &self.temp_name, temp_path: &self.temp_path, id: self.id };
+        // A folder already there is not moved aside: the rename into it fails, as it should.
+        let keep = replaced.is_some();
+        let aside = names.rename(folder, &self.final_name, &self.final_path, |t| keep && t != FileType::Directory)?;
         if let Some(replaced) = replaced {
             replaced.0.extend(aside.map(|name| (folder.clone(), name)));
         }
         self.committed = true;
         let path = std::mem::take(&mut self.final_path);
         Ok(Placed { folder: folder.clone(), name: std::mem::take(&mut self.final_name), path })
+    }
+}
+
+/// A temporary entry of a folder, to be renamed to its final name ([`Renaming::rename`]): a file
+/// ([`TempOutput`]) or a folder ([`tree::TempFolder`]).
+struct Renaming<'a> {
+    temp: &'a str,
+    /// For messages.
+    temp_path: &'a Path,
+    /// What the entry was when it was made: the rename refuses anything else under its name.
+    id: FileId,
+}
+
+impl Renaming<'_> {
+    /// Rename the entry to `name` (`path` for messages) in `folder`. Never over a device node, a FIFO or a
+    /// socket; what is there is first moved aside when `aside` says so of its type, and put back if the
+    /// rename fails. Returns the name it was moved aside to.
+    fn rename(
+        &self,
+        folder: &Folder,
+        name: &str,
+        path: &Path,
+        aside: impl Fn(FileType) -> bool,
+    ) -> Result<Option<String>> {
+        if folder.entry(self.temp).ok().map(|s| FileId::of_stat(&s)) != Some(self.id) {
+            let message =
+                format!("{} was replaced by something else before it was committed", self.temp_path.display());
+            return Err(std::io::Error::other(message)).at(path);
+        }
+        let there = folder.entry(name).ok().map(|s| FileType::from_raw_mode(s.st_mode));
+        if there.is_some_and(|t| ![FileType::RegularFile, FileType::Symlink, FileType::Directory].contains(&t)) {
+            let message = "it is not a regular file or folder (a device, a FIFO or a socket): it is not replaced";
+            return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, message)).at(path);
+        }
+        let mut moved = None;
+        if there.is_some_and(&aside) {
+            match move_aside(folder, name) {
+                Ok(aside) => moved = Some(aside),
+                // Gone since: another writer of the name moved it; there is nothing to move aside.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e).at(path),
+            }
+        }
+        if let Err(e) = folder.rename(self.temp, name) {
+            // The name could not be taken: what was there goes back under it, as if never moved.
+            if let Some(aside) = moved {
+                let _ = folder.rename(&aside, name);
+            }
+            return Err(e).at(path);
+        }
+        Ok(moved)
     }
 }
 

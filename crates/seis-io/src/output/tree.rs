@@ -13,7 +13,7 @@ use rustix::fs::FileType;
 
 use super::folder::folder_of;
 use super::PARTIAL;
-use super::{hidden_name_for, move_aside, start_writeback, FileDigest, Folder, Placed, Replaced, SealedOutput};
+use super::{hidden_name_for, start_writeback, FileDigest, Folder, Placed, Renaming, Replaced, SealedOutput};
 use crate::files::FileId;
 use seis_core::error::{IoContext, Result};
 
@@ -96,31 +96,9 @@ impl TempFolder {
     /// replaced there; with `replaced` it is first moved aside into it.
     fn into_place(mut self, replaced: Option<&mut Replaced>) -> Result<Placed> {
         let folder = &self.folder;
-        if folder.entry(&self.temp_name).ok().map(|s| FileId::of_stat(&s)) != Some(self.id) {
-            let message =
-                format!("{} was replaced by something else before it was committed", self.temp_path.display());
-            return Err(std::io::Error::other(message)).at(&self.final_path);
-        }
-        let there = folder.entry(&self.final_name).ok().map(|s| FileType::from_raw_mode(s.st_mode));
-        if there.is_some_and(|t| ![FileType::RegularFile, FileType::Symlink, FileType::Directory].contains(&t)) {
-            let message = "it is not a regular file or folder (a device, a FIFO or a socket): it is not replaced";
-            return Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, message)).at(&self.final_path);
-        }
+        let names = Renaming { temp: &self.temp_name, temp_path: &self.temp_path, id: self.id };
         // A rename puts a folder only over an empty folder: whatever is there is moved aside first.
-        let mut aside = None;
-        if there.is_some() {
-            match move_aside(folder, &self.final_name) {
-                Ok(name) => aside = Some(name),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e).at(&self.final_path),
-            }
-        }
-        if let Err(e) = folder.rename(&self.temp_name, &self.final_name) {
-            if let Some(name) = aside {
-                let _ = folder.rename(&name, &self.final_name);
-            }
-            return Err(e).at(&self.final_path);
-        }
+        let aside = names.rename(folder, &self.final_name, &self.final_path, |_| true)?;
         match replaced {
             Some(replaced) => replaced.0.extend(aside.map(|name| (folder.clone(), name))),
             None => {
