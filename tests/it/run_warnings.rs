@@ -2,7 +2,7 @@
 //! its members once, naming the members it concerns; a velocity table that ends a little above the bottom
 //! of the image gives no warning, one that ends far above it does.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::cli_common::{model, run, samples, write_job, write_segy};
 use crate::velocity_scan::scan_job;
@@ -62,21 +62,27 @@ fn the_held_velocity_is_said_only_when_the_image_reaches_far_below_the_model() {
     assert!(far.contains("2200 m/s, is held constant"), "{far}");
 }
 
-#[test]
-fn the_page_lists_the_warnings_and_a_picture_notes_its_zero_depths_and_tapered_edges() {
-    let dir = tempfile::tempdir().unwrap();
-    // A record whose last sample is at 596 ms reaches 596 m in 2000 m/s; the image goes on to 745 m.
+/// Run, on the CPU, a job whose image goes deeper than its record reaches: the last sample at 596 ms
+/// reaches 596 m in 2000 m/s, and the image goes on to 745 m; inline 12 and `output` (more keys of the
+/// job's `[output]`) are written. Its output folder.
+fn run_beyond_the_reach(dir: &Path, output: &str) -> PathBuf {
     let m = model(24, 20, 150);
-    let input = dir.path().join("input.sgy");
+    let input = dir.join("input.sgy");
     write_segy(&input, &m, &samples(&m));
     let text = format!(
         "[input]\npath = {input:?}\n\n[velocity]\nkind = \"constant\"\nvelocity = 2000.0\n\n[imaging]\ndz = 5.0\n\
-         nz = 150\n\n[compute]\nbackend = \"cpu\"\n\n[output]\ndir = \"out\"\ninlines = [12]\n"
+         nz = 150\n\n[compute]\nbackend = \"cpu\"\n\n[output]\ndir = \"out\"\ninlines = [12]\n{output}"
     );
-    let job = write_job(&dir.path().join("job.toml"), &text);
+    let job = write_job(&dir.join("job.toml"), &text);
     let o = run(&["run", job.to_str().unwrap()]);
     assert_eq!(o.code(), Some(0), "{o:?}");
-    let out = dir.path().join("out");
+    dir.join("out")
+}
+
+#[test]
+fn the_page_lists_the_warnings_and_a_picture_notes_its_zero_depths_and_tapered_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_beyond_the_reach(dir.path(), "");
     let warnings = manifest_warnings(&out);
     assert!(warnings.iter().any(|w| w.contains("alias laterally")), "{warnings:?}");
     let page = std::fs::read_to_string(out.join("index.html")).unwrap();
@@ -100,18 +106,7 @@ fn the_page_lists_the_warnings_and_a_picture_notes_its_zero_depths_and_tapered_e
 #[test]
 fn a_product_in_time_notes_the_time_the_record_reaches() {
     let dir = tempfile::tempdir().unwrap();
-    let m = model(24, 20, 150);
-    let input = dir.path().join("input.sgy");
-    write_segy(&input, &m, &samples(&m));
-    let text = format!(
-        "[input]\npath = {input:?}\n\n[velocity]\nkind = \"constant\"\nvelocity = 2000.0\n\n[imaging]\ndz = 5.0\n\
-         nz = 150\n\n[compute]\nbackend = \"cpu\"\n\n[output]\ndir = \"out\"\ninlines = [12]\ntime_slices = [700.0]\n\
-         domain = [\"depth\", \"time\"]\n"
-    );
-    let job = write_job(&dir.path().join("job.toml"), &text);
-    let o = run(&["run", job.to_str().unwrap()]);
-    assert_eq!(o.code(), Some(0), "{o:?}");
-    let out = dir.path().join("out");
+    let out = run_beyond_the_reach(dir.path(), "time_slices = [700.0]\ndomain = [\"depth\", \"time\"]\n");
     let warnings = manifest_warnings(&out);
     let about = |stem: &str| warnings.iter().find(|w| w.starts_with(&format!("{stem} "))).cloned();
     let depth = about("inline_12").expect("a warning on inline_12");
