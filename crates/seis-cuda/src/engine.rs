@@ -184,10 +184,6 @@ impl GpuEngine {
         sinks: &[&dyn ProductSink],
         rank: Option<&RankPart>,
     ) -> Result<()> {
-        seis_imaging::scan::check(scan, sinks.len())?;
-        for m in scan {
-            m.plan.check(m.input.geometry(), m.request)?;
-        }
         let Migration { input, request, .. } = scan[0];
         self.with_run(scan, ctx, sinks, |run, staging, store, ctx| match rank {
             None => run.execute(input, scan, ctx, staging, store, None, Finish::Hand),
@@ -204,9 +200,9 @@ impl GpuEngine {
         })
     }
 
-    /// `go` on a run of `scan` on this engine's device, with its buffers (kept from the last run of the same
-    /// shape, or made) and the staging ring; whatever `go` does, the device is idle when it returns, and the
-    /// buffers are kept for the next run.
+    /// `go` on a run of `scan` (checked against its sinks and its input) on this engine's device, with
+    /// its buffers (kept from the last run of the same shape, or made) and the staging ring; whatever `go`
+    /// does, the device is idle when it returns, and the buffers are kept for the next run.
     pub(crate) fn with_run<R>(
         &mut self,
         scan: &[Migration],
@@ -214,6 +210,10 @@ impl GpuEngine {
         sinks: &[&dyn ProductSink],
         go: impl FnOnce(&Run, &mut [PinnedBuffer<f32>], &StoreSettings, &mut RunContext) -> Result<R>,
     ) -> Result<R> {
+        seis_imaging::scan::check(scan, sinks.len())?;
+        for m in scan {
+            m.plan.check(m.input.geometry(), m.request)?;
+        }
         let Migration { plan, request, .. } = scan[0];
         // The engine may have been made on another thread: make its context current on this one.
         check("binding the CUDA context", self.launcher.gpu.ctx.bind_to_thread())?;
