@@ -12,8 +12,9 @@ use std::sync::Arc;
 use rustix::fs::FileType;
 
 use super::folder::folder_of;
+use super::rename::Renaming;
 use super::PARTIAL;
-use super::{hidden_name_for, start_writeback, FileDigest, Folder, Placed, Renaming, Replaced, SealedOutput};
+use super::{hidden_name_for, start_writeback, FileDigest, Folder, Placed, Replaced, SealedOutput};
 use crate::files::FileId;
 use seis_core::error::{IoContext, Result};
 
