@@ -18,8 +18,9 @@ fn main() {
         tracing::warn!("cannot install the signal handlers: {e}");
     }
     raise_open_file_limit();
-    if let Err(e) =
-        seisimage::threads::start_global_pool().map_err(anyhow::Error::from).and_then(|()| commands::run(&cli))
+    if let Err(e) = seisimage::threads::start_global_pool(seisimage::distributed::ranks::ranks_on_this_host())
+        .map_err(anyhow::Error::from)
+        .and_then(|()| commands::run(&cli))
     {
         // Nobody may be reading any more (a closed pipe): the exit code still tells.
         let _ = writeln!(std::io::stderr(), "error: {}", message(&e));

@@ -1,6 +1,7 @@
 //! `seisimage run JOB --gpus all`: one run over every GPU of this machine, without a cluster launcher. The
-//! command starts one rank per GPU — itself again, with `RANK`, `WORLD_SIZE`, `LOCAL_RANK` and a fresh
-//! `SEISIMAGE_RUN_ID` — and watches them: when one fails or is killed the others are stopped (SIGTERM,
+//! command starts one rank per GPU — itself again, with `RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
+//! `LOCAL_WORLD_SIZE` (by which each rank takes its share of the cores) and a fresh `SEISIMAGE_RUN_ID` —
+//! and watches them: when one fails or is killed the others are stopped (SIGTERM,
 //! then SIGKILL after a grace period), a SIGINT or SIGTERM to the command is passed on to every rank, and
 //! the command exits with the code of the first rank that failed.
 
@@ -60,21 +61,29 @@ pub fn launch(
         std::process::id(),
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
     );
-    let commands = (0..ranks)
-        .map(|r| {
-            let mut c = crate::io::files::child_process(&exe);
-            c.args(args)
-                .env("RANK", r.to_string())
-                .env("WORLD_SIZE", ranks.to_string())
-                .env("LOCAL_RANK", r.to_string())
-                .env("SEISIMAGE_RUN_ID", &run_id);
-            c
-        })
-        .collect();
+    let commands = (0..ranks).map(|r| rank_command(&exe, args, r, ranks, &run_id)).collect();
     tracing::info!("starting {ranks} ranks, one per GPU");
     let result = supervise(commands, cancel, GRACE);
     crate::distributed::ranks::clear(&crate::distributed::ranks::rendezvous_path(output_dir, &run_id));
     result
+}
+
+/// The command of rank `rank` of `ranks`, all on this host.
+fn rank_command(
+    exe: &std::path::Path,
+    args: &[std::ffi::OsString],
+    rank: usize,
+    ranks: usize,
+    run_id: &str,
+) -> Command {
+    let mut c = crate::io::files::child_process(exe);
+    c.args(args)
+        .env("RANK", rank.to_string())
+        .env("WORLD_SIZE", ranks.to_string())
+        .env("LOCAL_RANK", rank.to_string())
+        .env("LOCAL_WORLD_SIZE", ranks.to_string())
+        .env("SEISIMAGE_RUN_ID", run_id);
+    c
 }
 
 /// Run `commands` together and wait for them: the first that fails (or every one, when `cancel` stops)
@@ -187,6 +196,24 @@ mod tests {
         assert_eq!(rank_count(Gpus::Count(2), 8).unwrap(), 2);
         assert_eq!(rank_count(Gpus::Count(9), 8).unwrap_err().exit_code(), 2);
         assert!(rank_count(Gpus::All, 0).unwrap_err().to_string().contains("no CUDA device"));
+    }
+
+    /// Each rank learns its place, and how many ranks share the host (so that it takes its share of the
+    /// cores).
+    #[test]
+    fn a_rank_is_told_its_place_and_the_ranks_of_its_host() {
+        let c = rank_command(std::path::Path::new("seisimage"), &["run".into()], 2, 4, "gpus-1-2");
+        let env: std::collections::HashMap<String, String> =
+            c.get_envs().filter_map(|(k, v)| Some((k.to_str()?.to_string(), v?.to_str()?.to_string()))).collect();
+        for (name, value) in [
+            ("RANK", "2"),
+            ("WORLD_SIZE", "4"),
+            ("LOCAL_RANK", "2"),
+            ("LOCAL_WORLD_SIZE", "4"),
+            ("SEISIMAGE_RUN_ID", "gpus-1-2"),
+        ] {
+            assert_eq!(env.get(name).map(String::as_str), Some(value), "{name}");
+        }
     }
 
     #[test]

@@ -173,6 +173,16 @@ impl crate::gpu::ranks::Peers for Rendezvous {
     }
 }
 
+/// How many ranks of a run share this host, as its launcher says: `LOCAL_WORLD_SIZE` (`run --gpus`,
+/// torchrun), `OMPI_COMM_WORLD_LOCAL_SIZE` (Open MPI), `MPI_LOCALNRANKS` (MPICH); 1 when none does. The
+/// ranks of a host share its cores (see `threads::start_global_pool`).
+pub fn ranks_on_this_host() -> usize {
+    ["LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok()?.trim().parse::<usize>().ok().filter(|&n| n > 0))
+        .unwrap_or(1)
+}
+
 /// The rendezvous folder of run `id` in `output_dir`.
 pub fn rendezvous_path(output_dir: &Path, id: &str) -> PathBuf {
     output_dir.join(format!("{RENDEZVOUS_PREFIX}{id}"))

@@ -209,7 +209,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // As the command line does before it opens any file: HDF5 plugins are never loaded.
     seisimage::io::hdf5::init();
     // A pool started already (by an earlier import in this process) is as good.
-    let _ = seisimage::threads::start_global_pool();
+    let _ = seisimage::threads::start_global_pool(1);
     let py = m.py();
     m.add("SeisimageError", py.get_type::<SeisimageError>())?;
     m.add("JobError", py.get_type::<JobError>())?;
