@@ -66,7 +66,10 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
 /// `--gpus`: start one rank per GPU of this machine, each running this command without `--gpus`.
 fn launch_ranks(args: &RunArgs, jobs: &[Job], gpus: launcher::Gpus, cancel: &CancelToken) -> anyhow::Result<()> {
     refuse_for_ranks(args, jobs)?;
-    let visible = seisimage::gpu::runtime::device_count().map_err(|e| Error::Backend(format!("--gpus: {e}")))?;
+    let visible = match seisimage::gpu::runtime::listed_device_count() {
+        Some(listed) => listed,
+        None => seisimage::gpu::runtime::device_count().map_err(|e| Error::Backend(format!("--gpus: {e}")))?,
+    };
     let ranks = launcher::rank_count(gpus, visible)?;
     let mut rest = Vec::new();
     let mut given = std::env::args_os().skip(1);

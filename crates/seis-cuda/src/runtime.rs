@@ -80,6 +80,39 @@ pub fn probe_device(ordinal: usize) -> Result<GpuRuntime, Unavailable> {
     probe_devices(Some(ordinal))
 }
 
+/// The number of CUDA devices this process would see, from the NVIDIA driver's list of its GPUs and
+/// `CUDA_VISIBLE_DEVICES`, without initialising CUDA; `None` where the list cannot say (no such list, or
+/// devices named by UUID): then [`device_count`] asks the driver.
+///
+/// `--gpus N` counts before it starts its ranks, and the ranks initialise CUDA themselves. On a host of four
+/// H100s, initialising CUDA in the launcher only to count took 0.53-0.93 s, and the ranks started that much
+/// later.
+pub fn listed_device_count() -> Option<usize> {
+    let gpus = std::fs::read_dir("/proc/driver/nvidia/gpus").ok()?.count();
+    match std::env::var("CUDA_VISIBLE_DEVICES") {
+        Err(std::env::VarError::NotPresent) => Some(gpus),
+        Err(std::env::VarError::NotUnicode(_)) => None,
+        Ok(list) => visible_of(&list, gpus),
+    }
+}
+
+/// How many of `gpus` devices `CUDA_VISIBLE_DEVICES = list` leaves visible: the indices up to the first
+/// that is not a device or repeats one, as CUDA reads the list; `None` for devices named by UUID.
+fn visible_of(list: &str, gpus: usize) -> Option<usize> {
+    let mut seen = std::collections::HashSet::new();
+    let mut visible = 0;
+    for entry in list.split(',').map(str::trim) {
+        if entry.starts_with("GPU-") || entry.starts_with("MIG-") {
+            return None;
+        }
+        match entry.parse::<usize>() {
+            Ok(i) if i < gpus && seen.insert(i) => visible += 1,
+            _ => break,
+        }
+    }
+    Some(visible)
+}
+
 /// The number of CUDA devices this process can see (after `CUDA_VISIBLE_DEVICES`), without opening them.
 /// Only the driver is loaded: counting is what `--gpus` does before it starts its ranks, which load and
 /// check the rest.
@@ -179,5 +212,25 @@ pub fn driver_error(e: cu::DriverError) -> String {
         name
     } else {
         format!("{name}: {text}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::visible_of;
+
+    #[test]
+    fn the_visible_devices_are_counted_as_cuda_reads_the_list() {
+        assert_eq!(visible_of("0,1,2,3", 4), Some(4));
+        assert_eq!(visible_of("2", 4), Some(1));
+        assert_eq!(visible_of(" 1 , 3 ", 4), Some(2));
+        // The list ends at the first index that is no device, or repeats one.
+        assert_eq!(visible_of("0,7,1", 4), Some(1));
+        assert_eq!(visible_of("1,1,2", 4), Some(1));
+        assert_eq!(visible_of("", 4), Some(0));
+        assert_eq!(visible_of("-1", 4), Some(0));
+        // UUIDs are the driver's to resolve.
+        assert_eq!(visible_of("GPU-8d3f0a51", 4), None);
+        assert_eq!(visible_of("0,MIG-4c5e", 4), None);
     }
 }
