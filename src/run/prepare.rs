@@ -13,7 +13,7 @@ use crate::job::Job;
 use crate::products::{self, ProductSpec, ProductTarget};
 use crate::scan::Member;
 use crate::velocity::{Provenance, VelocityModel};
-use crate::volume::{Geometry, VolumeReader};
+use crate::volume::{Geometry, ReadAhead, VolumeReader};
 
 use super::record::{count, FileRecord, FileStamp};
 
@@ -21,7 +21,8 @@ use super::record::{count, FileRecord, FileStamp};
 /// `run` needs, found before any heavy work.
 pub struct Prepared {
     pub job: Job,
-    pub reader: Box<dyn VolumeReader>,
+    /// The input, with what was read ahead of the engine's ingest.
+    pub reader: ReadAhead,
     pub bin_size: [f64; 2],
     /// Where the bin size came from ("job file" or "survey coordinates").
     pub bin_size_source: &'static str,
@@ -163,7 +164,7 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
     Ok(Prepared {
         crs,
         job,
-        reader,
+        reader: ReadAhead::new(reader),
         bin_size,
         bin_size_source,
         velocity,
@@ -267,7 +268,7 @@ impl Prepared {
 
     /// The migration this job asks of an engine (the first of a velocity scan).
     pub fn migration(&self) -> Migration<'_> {
-        Migration { input: self.reader.as_ref(), plan: &self.plan, velocity: &self.velocity, request: &self.request }
+        Migration { input: &self.reader, plan: &self.plan, velocity: &self.velocity, request: &self.request }
     }
 
     /// Every migration this job asks of an engine: one, or the members of its velocity scan.
@@ -275,7 +276,7 @@ impl Prepared {
         if self.scan.is_empty() {
             return vec![self.migration()];
         }
-        let input = self.reader.as_ref();
+        let input = &self.reader;
         self.scan
             .iter()
             .map(|m| Migration { input, plan: &m.plan, velocity: &m.velocity, request: &self.request })

@@ -11,6 +11,7 @@
 mod axes;
 mod geometry;
 mod memory;
+mod read_ahead;
 mod reader;
 mod stats;
 #[cfg(test)]
@@ -19,5 +20,6 @@ mod tests;
 pub use axes::{CoordTransform, Domain, LineAxis, SampleAxis};
 pub use geometry::{Geometry, IndexBox, ValueBox};
 pub use memory::Volume;
+pub use read_ahead::ReadAhead;
 pub use reader::{check_box_buffer, digest_sampled_traces, TraceHook, VolumeReader, WriteMode};
 pub use stats::AmplitudeStats;
