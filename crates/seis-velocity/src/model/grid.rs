@@ -11,7 +11,6 @@ use seis_core::error::{Error, Result};
 use seis_core::volume::{Domain, Geometry};
 
 use super::mixed::GridMix;
-use super::summary::MixedRows;
 
 /// A 3-D velocity model on the input's lateral grid, sampled in depth on its own axis. Between depth
 /// samples it is interpolated linearly; above and below the axis the first and last samples hold.
@@ -199,6 +198,32 @@ impl VelocityGrid {
         });
     }
 
+    /// `f` of depth samples `k0` and `k1` of seismic inline `i`: rows of a stored grid as they are, rows
+    /// of a mixed grid mixed into `rows` unless they are there from the bracket before.
+    pub(super) fn with_rows<R>(
+        &self,
+        rows: &mut MixedRows,
+        [k0, k1]: [usize; 2],
+        i: usize,
+        f: impl FnOnce(&[f32], &[f32]) -> R,
+    ) -> R {
+        match &self.data.values {
+            Values::Stored(_) => f(&self.row(k0, i), &self.row(k1, i)),
+            Values::Mixed(mix) => {
+                let nx = self.geometry.xlines.len;
+                let first = rows.slot(k0, i, None, |out| {
+                    out.resize(nx, 0.0);
+                    mix.fill_row(k0, i, out)
+                });
+                let second = rows.slot(k1, i, Some(first), |out| {
+                    out.resize(nx, 0.0);
+                    mix.fill_row(k1, i, out)
+                });
+                f(&rows.rows[first], &rows.rows[second])
+            }
+        }
+    }
+
     /// The least and the mean of [`VelocityGrid::slowness_slice`] at depth `z`, in one pass over the two
     /// depth samples around `z` and without making the slice; kept, so that asking again is free (a plan's
     /// depths are found together by [`VelocityGrid::summarise_depths`]).
@@ -352,7 +377,35 @@ pub(super) struct GridValues {
     /// the depth and their weights: planning asks for every level several times (the record's reach, the
     /// reference velocities of levels and steps, for each member of a velocity scan), and each answer is a
     /// pass over a whole depth slice.
-    pub(super) summaries: Mutex<HashMap<super::summary::SummaryKey, SlownessSummary>>,
+    pub(super) summaries: Mutex<HashMap<SummaryKey, SlownessSummary>>,
+}
+
+/// A summary's key: the two depth samples around the depth, the deeper one's weight (its bits) and the
+/// grid's scale (its bits). Depths with the same key have the same slownesses.
+pub(super) type SummaryKey = (usize, usize, u32, u64);
+
+/// The two rows of a mixed grid last mixed by a worker, each with its depth sample and inline.
+#[derive(Default)]
+pub(super) struct MixedRows {
+    held: [Option<(usize, usize)>; 2],
+    rows: [Vec<f32>; 2],
+    /// The slot to fill next: the one filled less recently.
+    next: usize,
+}
+
+impl MixedRows {
+    /// The slot holding depth sample `k` of inline `i`, mixed by `fill` into a slot other than `keep` when
+    /// it is not there.
+    fn slot(&mut self, k: usize, i: usize, keep: Option<usize>, fill: impl FnOnce(&mut Vec<f32>)) -> usize {
+        if let Some(s) = self.held.iter().position(|h| *h == Some((k, i))) {
+            return s;
+        }
+        let s = if keep == Some(self.next) { 1 - self.next } else { self.next };
+        fill(&mut self.rows[s]);
+        self.held[s] = Some((k, i));
+        self.next = 1 - s;
+        s
+    }
 }
 
 /// The slowness of every trace at one depth, summarised: what planning needs of a 3-D model.

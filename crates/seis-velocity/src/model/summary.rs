@@ -21,11 +21,7 @@
 
 use rayon::prelude::*;
 
-use super::grid::{summarise_slowness, SlownessSummary, Values, VelocityGrid};
-
-/// A summary's key: the two depth samples around the depth, the deeper one's weight (its bits) and the
-/// grid's scale (its bits). Depths with the same key have the same slownesses.
-pub(super) type SummaryKey = (usize, usize, u32, u64);
+use super::grid::{summarise_slowness, MixedRows, SlownessSummary, SummaryKey, VelocityGrid};
 
 /// Depths summarised in one pass: the partial summaries of a pass, per worker, stay small however many
 /// depths a plan asks for.
@@ -90,56 +86,6 @@ impl VelocityGrid {
             .zip(sum)
             .map(|(least, sum)| SlownessSummary { least: least as f64, mean: sum / traces })
             .collect()
-    }
-
-    /// `f` of depth samples `k0` and `k1` of seismic inline `i`: rows of a stored grid as they are, rows
-    /// of a mixed grid mixed into `rows` unless they are there from the bracket before.
-    pub(super) fn with_rows<R>(
-        &self,
-        rows: &mut MixedRows,
-        [k0, k1]: [usize; 2],
-        i: usize,
-        f: impl FnOnce(&[f32], &[f32]) -> R,
-    ) -> R {
-        match &self.data.values {
-            Values::Stored(_) => f(&self.row(k0, i), &self.row(k1, i)),
-            Values::Mixed(mix) => {
-                let nx = self.geometry.xlines.len;
-                let first = rows.slot(k0, i, None, |out| {
-                    out.resize(nx, 0.0);
-                    mix.fill_row(k0, i, out)
-                });
-                let second = rows.slot(k1, i, Some(first), |out| {
-                    out.resize(nx, 0.0);
-                    mix.fill_row(k1, i, out)
-                });
-                f(&rows.rows[first], &rows.rows[second])
-            }
-        }
-    }
-}
-
-/// The two rows of a mixed grid last mixed by a worker, each with its depth sample and inline.
-#[derive(Default)]
-pub(super) struct MixedRows {
-    held: [Option<(usize, usize)>; 2],
-    rows: [Vec<f32>; 2],
-    /// The slot to fill next: the one filled less recently.
-    next: usize,
-}
-
-impl MixedRows {
-    /// The slot holding depth sample `k` of inline `i`, mixed by `fill` into a slot other than `keep` when
-    /// it is not there.
-    fn slot(&mut self, k: usize, i: usize, keep: Option<usize>, fill: impl FnOnce(&mut Vec<f32>)) -> usize {
-        if let Some(s) = self.held.iter().position(|h| *h == Some((k, i))) {
-            return s;
-        }
-        let s = if keep == Some(self.next) { 1 - self.next } else { self.next };
-        fill(&mut self.rows[s]);
-        self.held[s] = Some((k, i));
-        self.next = 1 - s;
-        s
     }
 }
 
