@@ -13,6 +13,7 @@ use seis_core::volume::Geometry;
 
 mod grid;
 mod mixed;
+mod summary;
 pub use grid::{SlownessSummary, VelocityGrid};
 pub use mixed::GridMix;
 
@@ -182,6 +183,15 @@ impl VelocityModel {
             VelocityModel::Constant(v) => *v,
             VelocityModel::Table(t) => t.at(z),
             VelocityModel::Grid(g) => 1.0 / g.slowness_summary(z).mean,
+        }
+    }
+
+    /// Find at once what [`VelocityModel::reference_velocity`] and the least slowness of each of `depths`
+    /// take of a 3-D model, in one pass over it (see [`VelocityGrid::summarise_depths`]); asking for them
+    /// then is free. Other models take nothing.
+    pub fn summarise_depths(&self, depths: &[f64]) {
+        if let VelocityModel::Grid(g) = self {
+            g.summarise_depths(depths);
         }
     }
 

@@ -39,13 +39,15 @@ impl Plan {
         request.check(&image)?;
         let mut warnings = Vec::new();
         let dz = params.dz;
-        let reach = record_reach(input, dz, image.samples.len - 1, velocity);
-
         check_velocity(params.method, velocity, input)?;
         let dip_limit = dip_limit(params)?;
 
         let requested = request.levels();
         let last = *requested.last().expect("a checked request has a level");
+        // The depths the reach and the reference velocities below ask of a 3-D model, found in one pass.
+        let level_depths = (0..image.samples.len).map(|k| k as f64 * dz);
+        velocity.summarise_depths(&level_depths.chain((0..last).map(|j| (j as f64 + 0.5) * dz)).collect::<Vec<_>>());
+        let reach = record_reach(input, dz, image.samples.len - 1, velocity);
         let levels: Vec<Level> = requested
             .into_iter()
             .map(|index| Level { index, velocity: velocity.reference_velocity(index as f64 * dz) })

@@ -159,7 +159,7 @@ impl VelocityGrid {
     }
 
     /// Depth sample `k` of seismic inline `i`: every crossline's value.
-    fn row(&self, k: usize, i: usize) -> Cow<'_, [f32]> {
+    pub(super) fn row(&self, k: usize, i: usize) -> Cow<'_, [f32]> {
         match &self.data.values {
             Values::Stored(values) => {
                 let (traces, nx) = (self.geometry.n_traces(), self.geometry.xlines.len);
@@ -169,33 +169,8 @@ impl VelocityGrid {
         }
     }
 
-    /// `f` of depth samples `k0` and `k1` of seismic inline `i`; `scratch` holds mixed rows.
-    fn row_pair<R>(
-        &self,
-        [k0, k1]: [usize; 2],
-        i: usize,
-        scratch: &mut RowPair,
-        f: impl FnOnce(&[f32], &[f32]) -> R,
-    ) -> R {
-        match &self.data.values {
-            Values::Stored(_) => f(&self.row(k0, i), &self.row(k1, i)),
-            Values::Mixed(mix) => {
-                let nx = self.geometry.xlines.len;
-                let (a, b) = scratch;
-                a.resize(nx, 0.0);
-                mix.fill_row(k0, i, a);
-                if k1 == k0 {
-                    return f(a, a);
-                }
-                b.resize(nx, 0.0);
-                mix.fill_row(k1, i, b);
-                f(a, b)
-            }
-        }
-    }
-
     /// Depth sample `k` of trace `t` (`[il][xl]` order).
-    fn value(&self, k: usize, t: usize) -> f32 {
+    pub(super) fn value(&self, k: usize, t: usize) -> f32 {
         match &self.data.values {
             Values::Stored(values) => values[k * self.geometry.n_traces() + t],
             Values::Mixed(mix) => mix.value(k, t / self.geometry.xlines.len, t % self.geometry.xlines.len),
@@ -214,8 +189,8 @@ impl VelocityGrid {
         let (i0, i1, w) = self.bracket(z);
         let scale = self.scale as f32;
         let nx = self.geometry.xlines.len.max(1);
-        out.par_chunks_mut(nx).enumerate().for_each_init(RowPair::default, |scratch, (i, out)| {
-            self.row_pair([i0, i1], i, scratch, |a, b| {
+        out.par_chunks_mut(nx).enumerate().for_each_init(MixedRows::default, |rows, (i, out)| {
+            self.with_rows(rows, [i0, i1], i, |a, b| {
                 for (s, (&a, &b)) in out.iter_mut().zip(a.iter().zip(b)) {
                     *s = 1.0 / (scale * (a + w * (b - a)));
                 }
@@ -223,28 +198,46 @@ impl VelocityGrid {
         });
     }
 
+    /// `f` of depth samples `k0` and `k1` of seismic inline `i`: rows of a stored grid as they are, rows
+    /// of a mixed grid mixed into `rows` unless they are there from the bracket before.
+    pub(super) fn with_rows<R>(
+        &self,
+        rows: &mut MixedRows,
+        [k0, k1]: [usize; 2],
+        i: usize,
+        f: impl FnOnce(&[f32], &[f32]) -> R,
+    ) -> R {
+        match &self.data.values {
+            Values::Stored(_) => f(&self.row(k0, i), &self.row(k1, i)),
+            Values::Mixed(mix) => {
+                let nx = self.geometry.xlines.len;
+                let first = rows.slot(k0, i, None, |out| {
+                    out.resize(nx, 0.0);
+                    mix.fill_row(k0, i, out)
+                });
+                let second = rows.slot(k1, i, Some(first), |out| {
+                    out.resize(nx, 0.0);
+                    mix.fill_row(k1, i, out)
+                });
+                f(&rows.rows[first], &rows.rows[second])
+            }
+        }
+    }
+
     /// The least and the mean of [`VelocityGrid::slowness_slice`] at depth `z`, in one pass over the two
-    /// depth samples around `z` and without making the slice; kept, so that asking again is free.
+    /// depth samples around `z` and without making the slice; kept, so that asking again is free (a plan's
+    /// depths are found together by [`VelocityGrid::summarise_depths`]).
     ///
     /// The same on any number of threads: the least is, and the f32 slownesses add up exactly in f64 in
     /// any order (their exponents span a few octaves, far below f64's 53 bits with 2^24 bits each).
     pub fn slowness_summary(&self, z: f64) -> SlownessSummary {
-        let key = (z.to_bits(), self.scale.to_bits());
+        let key = self.summary_key(z);
         let summaries = || self.data.summaries.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(summary) = summaries().get(&key) {
             return *summary;
         }
-        let (i0, i1, w) = self.bracket(z);
-        let scale = self.scale as f32;
-        let (least, sum) = (0..self.geometry.ilines.len)
-            .into_par_iter()
-            .map_init(RowPair::default, |scratch, i| {
-                self.row_pair([i0, i1], i, scratch, |a, b| summarise_slowness(a, b, w, scale))
-            })
-            .reduce(|| (f32::INFINITY, 0.0), |(l1, s1), (l2, s2)| (l1.min(l2), s1 + s2));
-        let summary = SlownessSummary { least: least as f64, mean: sum / self.geometry.n_traces() as f64 };
-        summaries().insert(key, summary);
-        summary
+        self.summarise_depths(&[z]);
+        *summaries().get(&key).expect("a depth just summarised")
     }
 
     pub(super) fn laterally_constant(&self) -> bool {
@@ -260,9 +253,11 @@ impl VelocityGrid {
         let [ni, _, levels] = self.geometry.shape();
         let (lo, hi) = *self.data.range.get_or_init(|| {
             let rows = (0..levels).into_par_iter().flat_map(|k| (0..ni).into_par_iter().map(move |i| (k, i)));
-            rows.map(|(k, i)| {
-                let row = self.row(k, i);
-                row.iter().fold((f32::INFINITY, 0.0f32), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+            rows.map(|(k, i)| match &self.data.values {
+                Values::Mixed(mix) => mix.row_range(k, i),
+                Values::Stored(_) => {
+                    self.row(k, i).iter().fold((f32::INFINITY, 0.0f32), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+                }
             })
             .reduce(|| (f32::INFINITY, 0.0), |a, b| (a.0.min(b.0), a.1.max(b.1)))
         });
@@ -273,7 +268,7 @@ impl VelocityGrid {
 /// The least and the sum of the slownesses `1 / (scale · (a + w · (b - a)))` of two depth samples `a`, `b`
 /// of the same traces: eight side by side, so that the divisions, minima and additions vectorise instead
 /// of waiting on one another.
-fn summarise_slowness(a: &[f32], b: &[f32], w: f32, scale: f32) -> (f32, f64) {
+pub(super) fn summarise_slowness(a: &[f32], b: &[f32], w: f32, scale: f32) -> (f32, f64) {
     const LANES: usize = 8;
     let slowness = |a: f32, b: f32| 1.0 / (scale * (a + w * (b - a)));
     let (mut least, mut sum) = ([f32::INFINITY; LANES], [0.0f64; LANES]);
@@ -378,10 +373,39 @@ pub(super) struct GridValues {
     pub(super) digest: OnceLock<[u8; 32]>,
     /// [`VelocityGrid::range`] before scaling, once found.
     range: OnceLock<(f32, f32)>,
-    /// [`VelocityGrid::slowness_summary`] of each depth and scale asked for: planning asks for every level
-    /// several times (the record's reach, the reference velocities of levels and steps, for each member of
-    /// a velocity scan), and each answer is a pass over a whole depth slice.
-    pub(super) summaries: Mutex<HashMap<(u64, u64), SlownessSummary>>,
+    /// [`VelocityGrid::slowness_summary`] of each depth and scale asked for, by the depth samples around
+    /// the depth and their weights: planning asks for every level several times (the record's reach, the
+    /// reference velocities of levels and steps, for each member of a velocity scan), and each answer is a
+    /// pass over a whole depth slice.
+    pub(super) summaries: Mutex<HashMap<SummaryKey, SlownessSummary>>,
+}
+
+/// A summary's key: the two depth samples around the depth, the deeper one's weight (its bits) and the
+/// grid's scale (its bits). Depths with the same key have the same slownesses.
+pub(super) type SummaryKey = (usize, usize, u32, u64);
+
+/// The two rows of a mixed grid last mixed by a worker, each with its depth sample and inline.
+#[derive(Default)]
+pub(super) struct MixedRows {
+    held: [Option<(usize, usize)>; 2],
+    rows: [Vec<f32>; 2],
+    /// The slot to fill next: the one filled less recently.
+    next: usize,
+}
+
+impl MixedRows {
+    /// The slot holding depth sample `k` of inline `i`, mixed by `fill` into a slot other than `keep` when
+    /// it is not there.
+    fn slot(&mut self, k: usize, i: usize, keep: Option<usize>, fill: impl FnOnce(&mut Vec<f32>)) -> usize {
+        if let Some(s) = self.held.iter().position(|h| *h == Some((k, i))) {
+            return s;
+        }
+        let s = if keep == Some(self.next) { 1 - self.next } else { self.next };
+        fill(&mut self.rows[s]);
+        self.held[s] = Some((k, i));
+        self.next = 1 - s;
+        s
+    }
 }
 
 /// The slowness of every trace at one depth, summarised: what planning needs of a 3-D model.
@@ -392,9 +416,6 @@ pub struct SlownessSummary {
     /// The mean slowness over the traces, 1/(m/s).
     pub mean: f64,
 }
-
-/// Room for two mixed rows.
-type RowPair = (Vec<f32>, Vec<f32>);
 
 /// How a grid holds its values.
 #[derive(Clone, PartialEq)]

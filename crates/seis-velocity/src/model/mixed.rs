@@ -32,6 +32,8 @@ struct Run {
     cols: std::ops::Range<usize>,
     lo: usize,
     hi: usize,
+    /// The crosslines of the run with the least and the greatest weight of `hi`.
+    ends: [usize; 2],
 }
 
 impl GridMix {
@@ -44,10 +46,16 @@ impl GridMix {
         for (j, c) in taps.cols.iter().enumerate() {
             match runs.last_mut() {
                 Some(run) if (run.lo, run.hi) == (c.lo, c.hi) => run.cols.end = j + 1,
-                _ => runs.push(Run { cols: j..j + 1, lo: c.lo, hi: c.hi }),
+                _ => runs.push(Run { cols: j..j + 1, lo: c.lo, hi: c.hi, ends: [j, j] }),
             }
         }
-        let col_weights = taps.cols.iter().map(|c| c.w).collect();
+        let col_weights: Vec<f64> = taps.cols.iter().map(|c| c.w).collect();
+        for run in &mut runs {
+            let by_weight = |a: &usize, b: &usize| col_weights[*a].total_cmp(&col_weights[*b]);
+            let least = run.cols.clone().min_by(by_weight).unwrap_or(run.cols.start);
+            let greatest = run.cols.clone().max_by(by_weight).unwrap_or(run.cols.start);
+            run.ends = [least, greatest];
+        }
         GridMix { levels, functions, taps, runs, col_weights }
     }
 
@@ -83,15 +91,31 @@ impl GridMix {
 
     /// [`GridMix::row`] into `out` (one value per seismic crossline).
     pub fn fill_row(&self, k: usize, i: usize, out: &mut [f32]) {
-        let (v, t) = (self.level(k), self.taps.rows[i]);
-        // The inline taps are the same along the row: the located columns mixed along the inlines once.
-        let column = |b: usize| between(v[self.taps.function(t.lo, b)], v[self.taps.function(t.hi, b)], t);
         for run in &self.runs {
-            let (lo, hi) = (column(run.lo), column(run.hi));
+            let (lo, hi) = self.run_ends(k, i, run);
             for (o, &w) in out[run.cols.clone()].iter_mut().zip(&self.col_weights[run.cols.clone()]) {
-                *o = (lo + w * (hi - lo)) as f32;
+                *o = along(lo, hi, w);
             }
         }
+    }
+
+    /// The least and the greatest value of [`GridMix::row`] `k`, `i`, without mixing the row. Along a run
+    /// of crosslines a value is `lo + w · (hi - lo)` for the run's `lo` and `hi`, and each rounded step of
+    /// it is monotonic in `w`, so the run's extremes lie at its least and greatest weight, as computed.
+    pub fn row_range(&self, k: usize, i: usize) -> (f32, f32) {
+        self.runs.iter().fold((f32::INFINITY, 0.0f32), |(least, greatest), run| {
+            let (lo, hi) = self.run_ends(k, i, run);
+            let [a, b] = run.ends.map(|j| along(lo, hi, self.col_weights[j]));
+            (least.min(a).min(b), greatest.max(a).max(b))
+        })
+    }
+
+    /// Depth sample `k` of seismic inline `i` at the located crosslines `run` lies between: the inline
+    /// taps are the same along the row, so the located columns are mixed along the inlines once per run.
+    fn run_ends(&self, k: usize, i: usize, run: &Run) -> (f64, f64) {
+        let (v, t) = (self.level(k), self.taps.rows[i]);
+        let column = |b: usize| between(v[self.taps.function(t.lo, b)], v[self.taps.function(t.hi, b)], t);
+        (column(run.lo), column(run.hi))
     }
 
     /// Depth sample `k` of the trace at seismic inline `i`, crossline `j`.
@@ -106,6 +130,11 @@ impl GridMix {
         let f = self.functions.max(1);
         self.levels.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)).map(|(n, v)| (n % f, n / f, *v))
     }
+}
+
+/// A value of a run of crosslines between the located columns' `lo` and `hi`, `w` of the way.
+fn along(lo: f64, hi: f64, w: f64) -> f32 {
+    (lo + w * (hi - lo)) as f32
 }
 
 /// `lo` and `hi` mixed by tap `t`: `lo` itself where the tap holds an edge.
