@@ -29,7 +29,7 @@ pub(super) fn scan_bench(
     let mut config = p.job.config.clone();
     config.velocity.scale = scales.clone();
     let planned = crate::scan::plan_migrations(&config, p.reader.geometry(), p.bin_size, p.velocity.clone())?;
-    let input = &p.reader;
+    let input = p.reader.as_ref();
     let migrations: Vec<Migration> = planned
         .members
         .iter()
@@ -98,7 +98,7 @@ pub(super) fn decode_beside_upload(
         &mut |ring| {
             for (c, il) in plan.ingest_chunks().into_iter().enumerate() {
                 let out = &mut ring[c % ring.len()].as_mut_slice_unsynced()[..il.len() * nx * nt];
-                decoded = crate::window::read_conditioned(&p.reader, il, out, &conditioner, WriteMode::Streaming);
+                decoded = crate::window::read_conditioned(&*p.reader, il, out, &conditioner, WriteMode::Streaming);
                 if decoded.is_err() {
                     return;
                 }

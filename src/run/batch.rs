@@ -134,7 +134,7 @@ impl Batch<'_> {
             None => prepare(job.clone()),
         };
         let started = Started::now();
-        let mut prepared = match prepared {
+        let prepared = match prepared {
             Ok(p) => p,
             Err(e) => {
                 // The engine was not used: it can serve the next job.
@@ -150,7 +150,7 @@ impl Batch<'_> {
         for line in prepared.describe() {
             tracing::debug!("{line}");
         }
-        let engine = engine.ready_for(&mut prepared, self.mode)?;
+        let engine = engine.ready_for(&prepared)?;
         if let Some(next) = self.jobs.get(i + 1) {
             let next = next.clone();
             self.ahead = Some(std::thread::spawn(move || prepare(next)));
@@ -171,11 +171,14 @@ enum JobEngine {
 }
 
 impl JobEngine {
-    /// The engine, ready for the prepared job `p` of a run in `mode`.
-    fn ready_for(self, p: &mut Prepared, mode: &RunMode) -> Result<ReadyEngine> {
+    /// The engine, ready for the prepared job `p`.
+    fn ready_for(self, p: &Prepared) -> Result<ReadyEngine> {
         match self {
             JobEngine::Shared(engine) => Ok(engine),
-            JobEngine::Starting(start) => start.ready_for(p, mode),
+            JobEngine::Starting(mut start) => {
+                start.plan_ready(p);
+                start.ready()
+            }
         }
     }
 

@@ -124,16 +124,6 @@ impl EngineStart {
         }
     }
 
-    /// The engine once it is set up for the prepared job `p`; until it is, the inlines its ingest reads
-    /// first are read into memory (see [`crate::volume::ReadAhead`]).
-    pub fn ready_for(mut self, p: &mut Prepared, mode: &RunMode) -> Result<ReadyEngine> {
-        self.plan_ready(p);
-        let ahead = super::read_ahead::while_waiting(p, mode, &|| self.handle.is_finished());
-        let mut engine = self.ready()?;
-        engine.read_ahead = Some(ahead);
-        Ok(engine)
-    }
-
     /// The engine once it is set up (waiting for it if need be).
     pub fn ready(mut self) -> Result<ReadyEngine> {
         let t = Instant::now();
@@ -142,7 +132,7 @@ impl EngineStart {
             .handle
             .join()
             .map_err(|_| Error::Internal("the thread setting up the compute engine panicked".into()))??;
-        Ok(ReadyEngine { engine, choice, summary, setup: Some((setup, t.elapsed())), read_ahead: None })
+        Ok(ReadyEngine { engine, choice, summary, setup: Some((setup, t.elapsed())) })
     }
 }
 
@@ -154,14 +144,12 @@ pub struct ReadyEngine {
     pub summary: String,
     /// How long the set-up took and how long the first job waited for it; recorded by that job only.
     setup: Option<(Duration, Duration)>,
-    /// How long the input was read ahead while the set-up went on, and how many bytes; recorded with it.
-    read_ahead: Option<(Duration, u64)>,
 }
 
 impl ReadyEngine {
     /// An engine made elsewhere (the sum of a job's shards, see `seisimage reduce`).
     pub fn new(engine: Box<dyn Engine + Send>, choice: BackendChoice) -> Self {
-        ReadyEngine { summary: choice.detail.clone(), engine, choice, setup: None, read_ahead: None }
+        ReadyEngine { summary: choice.detail.clone(), engine, choice, setup: None }
     }
 
     /// Migrate `m`, handing each product to `sink` as it is finished (see [`Engine::migrate_into`]).
@@ -178,9 +166,6 @@ impl ReadyEngine {
     /// Record in `stats` how long the set-up took and how long the job waited for it, if this is the first
     /// job the engine runs.
     pub fn record_setup(&mut self, stats: &mut RunStats) {
-        if let Some((took, bytes)) = self.read_ahead.take().filter(|&(_, bytes)| bytes > 0) {
-            stats.add("read-ahead", took, bytes);
-        }
         if let Some((setup, wait)) = self.setup.take() {
             stats.add("engine-setup", setup, 0);
             stats.add("engine-wait", wait, 0);

@@ -15,10 +15,10 @@ pub fn follow(
     impl crate::imaging::ProductSink for Discard {
         fn complete(&self, _index: usize, _values: Vec<f32>) {}
     }
-    let mode = super::RunMode::Rank(rank.clone());
-    let engine = super::start_engine(job, crate::job::Backend::Cuda, &mode);
-    let mut prepared = super::prepare(job.clone())?;
-    let mut engine = engine.ready_for(&mut prepared, &mode)?;
+    let mut engine = super::start_engine(job, crate::job::Backend::Cuda, &super::RunMode::Rank(rank.clone()));
+    let prepared = super::prepare(job.clone())?;
+    engine.plan_ready(&prepared);
+    let mut engine = engine.ready()?;
     tracing::info!("{}: {}", engine.choice.kind, engine.choice.detail);
     let mut ctx = crate::context::RunContext::new(progress, cancel.child());
     // Every member of a velocity scan, as rank 0 migrates them: the ranks trade the input and sum the

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::imaging::BackendChoice;
 use crate::products::{self, ProductRecord};
 use crate::stats::{RunStats, Stages};
-use crate::volume::{CoordTransform, LineAxis, SampleAxis, VolumeReader};
+use crate::volume::{CoordTransform, LineAxis, SampleAxis};
 
 use super::record::{utc, FileRecord, FileStamp, MANIFEST};
 use super::Prepared;

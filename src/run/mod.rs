@@ -35,7 +35,6 @@ mod manifest;
 mod mode;
 pub mod partial;
 mod prepare;
-mod read_ahead;
 mod record;
 pub mod reduce;
 pub mod shard;

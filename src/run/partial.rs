@@ -32,7 +32,6 @@ use crate::imaging::bands::Share;
 use crate::io::output::{hex, TempOutput};
 use crate::run::Prepared;
 use crate::stats::PartRecord;
-use crate::volume::VolumeReader;
 
 /// The first line of a partial file.
 pub const MAGIC: &[u8] = b"seisimage-partial/1\n";

@@ -13,7 +13,7 @@ use crate::job::Job;
 use crate::products::{self, ProductSpec, ProductTarget};
 use crate::scan::Member;
 use crate::velocity::{Provenance, VelocityModel};
-use crate::volume::{Geometry, ReadAhead, VolumeReader};
+use crate::volume::{Geometry, VolumeReader};
 
 use super::record::{count, FileRecord, FileStamp};
 
@@ -21,8 +21,7 @@ use super::record::{count, FileRecord, FileStamp};
 /// `run` needs, found before any heavy work.
 pub struct Prepared {
     pub job: Job,
-    /// The input, with what was read ahead of the engine's ingest.
-    pub reader: ReadAhead,
+    pub reader: Box<dyn VolumeReader>,
     pub bin_size: [f64; 2],
     /// Where the bin size came from ("job file" or "survey coordinates").
     pub bin_size_source: &'static str,
@@ -164,7 +163,7 @@ pub fn prepare_with(job: Job, reader: Box<dyn VolumeReader>) -> Result<Prepared>
     Ok(Prepared {
         crs,
         job,
-        reader: ReadAhead::new(reader),
+        reader,
         bin_size,
         bin_size_source,
         velocity,
@@ -268,7 +267,7 @@ impl Prepared {
 
     /// The migration this job asks of an engine (the first of a velocity scan).
     pub fn migration(&self) -> Migration<'_> {
-        Migration { input: &self.reader, plan: &self.plan, velocity: &self.velocity, request: &self.request }
+        Migration { input: self.reader.as_ref(), plan: &self.plan, velocity: &self.velocity, request: &self.request }
     }
 
     /// Every migration this job asks of an engine: one, or the members of its velocity scan.
@@ -276,7 +275,7 @@ impl Prepared {
         if self.scan.is_empty() {
             return vec![self.migration()];
         }
-        let input = &self.reader;
+        let input = self.reader.as_ref();
         self.scan
             .iter()
             .map(|m| Migration { input, plan: &m.plan, velocity: &m.velocity, request: &self.request })

@@ -30,7 +30,7 @@ pub fn run_shard(
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     // Other shares may be writing there too: only the temporary files of runs that died go.
     crate::io::output::remove_stale(&dir);
-    let engine = start_engine(job, backend, &RunMode::Shard(share));
+    let mut engine = start_engine(job, backend, &RunMode::Shard(share));
     let mut prepared = prepare(job.clone())?;
     let path = dir.join(partial::file_name(share));
     if let Some((what, input)) = prepared.replaced_input(&path) {
@@ -59,7 +59,8 @@ pub fn run_shard(
     let job_id = partial::fingerprint(&prepared)?;
     // A share holds the migrated boxes: `reduce` takes the attributes of their sum.
     prepared.request.attributes.clear();
-    let mut engine = engine.ready_for(&mut prepared, &RunMode::Shard(share))?;
+    engine.plan_ready(&prepared);
+    let mut engine = engine.ready()?;
     let mut ctx = RunContext::new(progress, cancel.child());
     engine.record_setup(&mut ctx.stats);
     let t = Instant::now();

@@ -11,7 +11,6 @@
 mod axes;
 mod geometry;
 mod memory;
-mod read_ahead;
 mod reader;
 mod stats;
 #[cfg(test)]
@@ -20,6 +19,5 @@ mod tests;
 pub use axes::{CoordTransform, Domain, LineAxis, SampleAxis};
 pub use geometry::{Geometry, IndexBox, ValueBox};
 pub use memory::Volume;
-pub use read_ahead::ReadAhead;
 pub use reader::{check_box_buffer, digest_sampled_traces, TraceHook, VolumeReader, WriteMode};
 pub use stats::AmplitudeStats;
