@@ -10,6 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use super::partial::{self, Expect};
 use crate::cancel::CancelToken;
 use crate::context::RunContext;
@@ -63,18 +65,29 @@ pub fn reduce(
     let mut sum: Option<Vec<Vec<f32>>> = None;
     let mut parts: Vec<PartRecord> = Vec::with_capacity(shards);
     progress.begin("summing the shares", shards as u64);
-    for i in 0..shards {
-        cancel.check()?;
+    let read = |i: usize| {
         let s = share(i);
         let f = prepared.plan.share_frequencies(s);
         let expect = Expect { job: &job_id, share: s, frequencies: [f.start, f.end], boxes: &boxes };
-        let (header, values) = partial::read(&dir.join(partial::file_name(s)), &expect)?;
-        sum = Some(match sum {
-            None => values,
-            Some(so_far) => sum_in_order(vec![so_far, values]),
-        });
-        parts.push(header.record);
-        progress.advance(1);
+        partial::read(&dir.join(partial::file_name(s)), &expect)
+    };
+    // Reading a share (its checksum above all) is the work: several are read at once, as memory allows,
+    // and added in share order, so the sum is the same however many are read together.
+    let share_bytes = boxes.iter().sum::<usize>() as u64 * 4;
+    let together = shares_read_together(share_bytes, crate::imaging::store::available_host_memory());
+    for group in (0..shards).collect::<Vec<_>>().chunks(together) {
+        cancel.check()?;
+        let read: Vec<Result<_>> = group.par_iter().map(|&i| read(i)).collect();
+        // The first failure in share order is the one reported.
+        for share in read {
+            let (header, values) = share?;
+            sum = Some(match sum {
+                None => values,
+                Some(so_far) => sum_in_order(vec![so_far, values]),
+            });
+            parts.push(header.record);
+            progress.advance(1);
+        }
     }
     progress.finish();
     refuse_nonfinite(sum.as_deref().unwrap_or_default(), &prepared.products, &dir, shards)?;
@@ -86,6 +99,13 @@ pub fn reduce(
     let ready = ReadyEngine::new(Box::new(engine), choice);
     let (manifest, _) = execute_on(&prepared, ready, &RunMode::Reduce, AfterMigration::Release, started, &mut ctx)?;
     Ok(manifest)
+}
+
+/// How many shares of `share_bytes` each to read at once: as many as a core each can read, up to 8, while
+/// they take at most a quarter of the `available` memory.
+fn shares_read_together(share_bytes: u64, available: Option<u64>) -> usize {
+    let room = available.map_or(1, |a| a / 4 / share_bytes.max(1));
+    (room.min(8) as usize).min(rayon::current_num_threads()).max(1)
 }
 
 /// Refuse sums that hold NaN or infinite values, naming the first product that does: a migration of
@@ -135,5 +155,22 @@ impl Engine for Summed {
             sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shares_read_together;
+
+    #[test]
+    fn shares_are_read_together_as_memory_and_cores_allow() {
+        let cores = rayon::current_num_threads();
+        let gb = 1u64 << 30;
+        assert_eq!(shares_read_together(gb / 8, Some(64 * gb)), cores.min(8));
+        // A quarter of 8 GiB holds two shares of 1 GiB, and a share bigger than that is read alone.
+        assert_eq!(shares_read_together(gb, Some(8 * gb)), cores.min(2));
+        assert_eq!(shares_read_together(4 * gb, Some(8 * gb)), 1);
+        assert_eq!(shares_read_together(gb, None), 1);
+        assert_eq!(shares_read_together(0, Some(gb)), cores.min(8));
     }
 }
