@@ -77,6 +77,7 @@ fn call(what: &str, f: impl FnOnce() -> herr_t) -> ::hdf5::Result<()> {
 fn select(space: &Dataspace, b: &IndexBox, op: H5S_seloper_t) -> ::hdf5::Result<()> {
     let start = [b.il.start, b.xl.start, b.s.start].map(|v| v as hsize_t);
     let count = b.shape().map(|v| v as hsize_t);
+    // SAFETY: a live dataspace id and two arrays of the dataspace's rank (3), alive for the call.
     call("selecting a hyperslab", || unsafe {
         H5Sselect_hyperslab(space.id(), op, start.as_ptr(), std::ptr::null(), count.as_ptr(), std::ptr::null())
     })
@@ -181,6 +182,7 @@ pub(super) fn write_box(ds: &Dataset, b: &IndexBox, data: &[f32]) -> ::hdf5::Res
     assert_eq!(data.len(), b.len(), "the caller checks the buffer against the box");
     let (file_space, mem_space) = box_spaces(ds, b)?;
     let mem_type = Datatype::from_type::<f32>()?;
+    // SAFETY: the memory dataspace has the box's shape, which `data` holds exactly.
     call("H5Dwrite", || unsafe {
         H5Dwrite(ds.id(), mem_type.id(), mem_space.id(), file_space.id(), H5P_DEFAULT, data.as_ptr().cast())
     })
@@ -193,11 +195,13 @@ fn c_string(text: &str) -> ::hdf5::Result<CString> {
 /// Make `scale` a dimension scale named `name`.
 pub(super) fn set_scale(scale: &Dataset, name: &str) -> ::hdf5::Result<()> {
     let name = c_string(name)?;
+    // SAFETY: a live dataset id and a NUL-terminated name that outlives the call.
     call("H5DSset_scale", || unsafe { H5DSset_scale(scale.id(), name.as_ptr()) })
 }
 
 /// Attach the dimension scale `scale` to dimension `dim` of `data`, and label that dimension.
 pub(super) fn attach_scale(data: &Dataset, dim: usize, scale: &Dataset, label: &str) -> ::hdf5::Result<()> {
+    // SAFETY: two live dataset ids; HDF5 checks `dim` against the dataset's rank.
     call("H5DSattach_scale", || unsafe { H5DSattach_scale(data.id(), scale.id(), dim as c_uint) })?;
     set_label(data, dim, label)
 }
@@ -205,6 +209,7 @@ pub(super) fn attach_scale(data: &Dataset, dim: usize, scale: &Dataset, label: &
 /// Label dimension `dim` of `data`.
 pub(super) fn set_label(data: &Dataset, dim: usize, label: &str) -> ::hdf5::Result<()> {
     let label = c_string(label)?;
+    // SAFETY: a live dataset id and a NUL-terminated label that outlives the call; HDF5 checks `dim`.
     call("H5DSset_label", || unsafe { H5DSset_label(data.id(), dim as c_uint, label.as_ptr()) })
 }
 
@@ -397,6 +402,7 @@ pub(super) fn read_attr(attr: &Attribute) -> ::hdf5::Result<AttrValue> {
         TypeDescriptor::FixedAscii(len) | TypeDescriptor::FixedUnicode(len) if len <= MAX_ATTR_TEXT => {
             // Read with the attribute's own type, so HDF5 converts nothing, then drop the padding.
             let mut bytes = vec![0u8; len];
+            // SAFETY: the attribute's own fixed-size type of `len` bytes, which `bytes` holds.
             call("H5Aread", || unsafe { H5Aread(attr.id(), dtype.id(), bytes.as_mut_ptr().cast()) })?;
             text(&String::from_utf8_lossy(&bytes))
         }
