@@ -13,6 +13,7 @@ use anyhow::Context;
 use seisimage::io::crs::Crs;
 use seisimage::io::hdf5::Hdf5WriteOptions;
 use seisimage::io::segy::geometry::MISSING;
+use seisimage::io::segy::text::put_card;
 use seisimage::io::segy::{ByteOrder, SegyLayout, SegyReader, SegyWriteOptions, WriteFormat};
 use seisimage::io::{self, detect_format, FileFormat, InputOptions, TempOutput, VolumeSink, WriteOptions};
 use seisimage::volume::{IndexBox, ValueBox, VolumeReader};
@@ -30,7 +31,7 @@ fn write_options(args: &ConvertArgs, crs: Option<&Crs>) -> WriteOptions {
     };
     let mut text =
         vec![format!("CONVERTED BY SEISIMAGE {} FROM {}", env!("CARGO_PKG_VERSION"), file_name(&args.input))];
-    text.extend(crs.map(|crs| format!("CRS OF CDP X/Y: {}", crs.describe())));
+    text.extend(crs.map(crs_card));
     WriteOptions {
         segy: SegyWriteOptions { format, text, ..Default::default() },
         hdf5: Hdf5WriteOptions {
@@ -41,6 +42,11 @@ fn write_options(args: &ConvertArgs, crs: Option<&Crs>) -> WriteOptions {
         },
         crs: crs.cloned(),
     }
+}
+
+/// The text header line that records the CRS of the coordinates.
+fn crs_card(crs: &Crs) -> String {
+    format!("CRS OF CDP X/Y: {}", crs.describe())
 }
 
 fn file_name(p: &Path) -> String {
@@ -157,7 +163,7 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
     }
     let written = sink.close()?;
     if let (Some(input), FileFormat::Segy) = (&segy, out_format) {
-        keep_segy_headers(input, &cut, &written, options.segy.endian)?;
+        keep_segy_headers(input, &cut, &written, options.segy.endian, crs.as_ref())?;
     }
     // A signal that came during the last step still stops the command: it never reports success, and
     // the file is not put under its name.
@@ -175,10 +181,17 @@ pub fn run(args: &ConvertArgs, reporting: Reporting) -> anyhow::Result<()> {
 
 /// Copy into the SEG-Y file `out` (written by seisimage from the box `cut` of `input`, still under its
 /// temporary name, in byte order `order`) what the input's headers hold that the writer cannot know: the
-/// textual file header, and for each trace the CDP number (bytes 21-24, unless the input keeps one of its
-/// line numbers or coordinates there) and the coordinates as stored, with their scalar (71-72), at both
-/// places the writer puts them (CDP x/y at 181/185, source x/y at 73/77).
-fn keep_segy_headers(input: &SegyReader, cut: &IndexBox, out: &TempOutput, order: ByteOrder) -> anyhow::Result<()> {
+/// textual file header (with the line of `crs` on one of its cards), and for each trace the CDP number
+/// (bytes 21-24, unless the input keeps one of its line numbers or coordinates there) and the coordinates
+/// as stored, with their scalar (71-72), at both places the writer puts them (CDP x/y at 181/185, source
+/// x/y at 73/77).
+fn keep_segy_headers(
+    input: &SegyReader,
+    cut: &IndexBox,
+    out: &TempOutput,
+    order: ByteOrder,
+    crs: Option<&Crs>,
+) -> anyhow::Result<()> {
     let path = out.final_path();
     let io_error = |e| seisimage::Error::io(path, e);
     let file = out.reopen_for_update()?;
@@ -187,6 +200,16 @@ fn keep_segy_headers(input: &SegyReader, cut: &IndexBox, out: &TempOutput, order
         let mut text = [0u8; 3200];
         let source = seisimage::io::files::open_regular(input.file().path())?;
         source.read_exact_at(&mut text, 0).map_err(|e| seisimage::Error::io(input.file().path(), e))?;
+        if let Some(crs) = crs {
+            let put = put_card(&mut text, &crs_card(crs));
+            if let Some(replaced) = put.replaced {
+                tracing::warn!(
+                    "{}: the CRS line replaces card {} of the input's text header, {replaced:?}",
+                    path.display(),
+                    put.card
+                );
+            }
+        }
         file.write_all_at(&text, 0).map_err(io_error)?;
     }
 

@@ -11,6 +11,7 @@ mod cli_config;
 mod cli_distributed;
 mod cli_info_convert;
 mod common;
+mod convert_crs_text;
 mod faults_bounds;
 mod faults_nonfinite;
 mod faults_output;

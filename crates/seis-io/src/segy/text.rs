@@ -33,7 +33,7 @@ impl TextHeader {
     /// Decode the main header (its first byte decides the encoding: ASCII 'C' means ASCII, anything else
     /// EBCDIC) and the extended records.
     pub fn decode(main: &[u8; TEXT_RECORD_LEN], extended: &[&[u8]]) -> TextHeader {
-        let encoding = if main[0] == b'C' { TextEncoding::Ascii } else { TextEncoding::Ebcdic };
+        let encoding = main_encoding(main);
         let text = decode(main, encoding)
             .chars()
             .collect::<Vec<_>>()
@@ -68,6 +68,15 @@ impl TextHeader {
             value[..value.find('"')?].parse().ok()
         };
         Some((byte_of("iline")?, byte_of("xline")?))
+    }
+}
+
+/// The encoding of a main text header: ASCII when it opens with an ASCII 'C', else EBCDIC.
+fn main_encoding(main: &[u8; TEXT_RECORD_LEN]) -> TextEncoding {
+    if main[0] == b'C' {
+        TextEncoding::Ascii
+    } else {
+        TextEncoding::Ebcdic
     }
 }
 
@@ -168,6 +177,82 @@ pub fn encode_ebcdic(lines: &[String]) -> [u8; TEXT_RECORD_LEN] {
     out
 }
 
+/// The card of a main text header that [`put_card`] chose, and the text it held before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PutCard {
+    /// 1-based card number.
+    pub card: usize,
+    /// The card's former text (trailing blanks removed), `None` when it was blank or held `line` already.
+    pub replaced: Option<String>,
+}
+
+/// Put `line` on a card of the main text header `main`, in its encoding (as [`TextHeader::decode`] tells
+/// it) and after the card's `C nn ` prefix: the card that already opens with `line`'s words before its
+/// first ':' (a line written by an earlier run), else the first blank card before the closing
+/// `END TEXTUAL HEADER` / `END EBCDIC` card, else the last card before that one (or the last card).
+/// Columns past 80 are cut.
+pub fn put_card(main: &mut [u8; TEXT_RECORD_LEN], line: &str) -> PutCard {
+    let encoding = main_encoding(main);
+    // Card by card: an ASCII header may end its cards with a newline, which is no card of its own.
+    let cards: Vec<String> =
+        main.chunks(LINE_LEN).map(|card| decode(card, encoding).replace('\n', " ").trim_end().to_string()).collect();
+    // A bare `C` is a blank card without its number.
+    let body =
+        |card: &str| if card == "C" { String::new() } else { card[card_prefix(card).len()..].trim_start().to_string() };
+    let end = cards.iter().position(|card| {
+        let body = body(card);
+        body.starts_with("END TEXTUAL HEADER") || body.starts_with("END EBCDIC")
+    });
+    let before_end = &cards[..end.unwrap_or(cards.len())];
+    let key = line.split_once(':').map(|(key, _)| key);
+    let index = key
+        .and_then(|key| before_end.iter().position(|card| body(card).split_once(':').is_some_and(|(k, _)| k == key)))
+        .or_else(|| before_end.iter().position(|card| body(card).is_empty()))
+        .unwrap_or(match end {
+            Some(end) if end > 0 => end - 1,
+            _ => cards.len() - 1,
+        });
+    let card = &cards[index];
+    let number = index + 1;
+    let prefix = match card_prefix(card) {
+        "" if cards[0].starts_with("C0") => format!("C{number:02} "),
+        "" => format!("C{number:>2} "),
+        own => format!("{own} "),
+    };
+    let former = body(card);
+    let replaced = (!former.is_empty() && former != line).then(|| card.clone());
+    let slot = &mut main[index * LINE_LEN..][..LINE_LEN];
+    // A newline that ends an ASCII card stays where it is.
+    let columns = if encoding == TextEncoding::Ascii && slot[LINE_LEN - 1] == b'\n' { LINE_LEN - 1 } else { LINE_LEN };
+    let slot = &mut slot[..columns];
+    slot.fill(encode_char(' ', encoding));
+    for (c, b) in format!("{prefix}{line}").chars().zip(slot.iter_mut()) {
+        *b = encode_char(c, encoding);
+    }
+    PutCard { card: number, replaced }
+}
+
+/// The `C nn` that opens a card (`C 3`, `C03`, `C3`), or "" when it has none.
+fn card_prefix(card: &str) -> &str {
+    let Some(rest) = card.strip_prefix('C') else { return "" };
+    let number = rest.trim_start_matches(' ');
+    let digits = number.len() - number.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || number[digits..].chars().next().is_some_and(|c| c != ' ') {
+        return "";
+    }
+    &card[..card.len() - number.len() + digits]
+}
+
+/// One character in `encoding`: '?' for one that it cannot hold.
+fn encode_char(c: char, encoding: TextEncoding) -> u8 {
+    let latin1 = u8::try_from(u32::from(c)).unwrap_or(b'?');
+    match encoding {
+        TextEncoding::Ascii if latin1.is_ascii() => latin1,
+        TextEncoding::Ascii => b'?',
+        TextEncoding::Ebcdic => LATIN1_TO_EBCDIC[latin1 as usize],
+    }
+}
+
 /// EBCDIC code page 037 (the usual EBCDIC of SEG-Y text headers) to Latin-1, a one-to-one map of all bytes.
 const EBCDIC_TO_LATIN1: [u8; 256] = [
     0x00, 0x01, 0x02, 0x03, 0x9C, 0x09, 0x86, 0x7F, 0x97, 0x8D, 0x8E, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F, //
@@ -235,6 +320,75 @@ mod tests {
         assert_eq!(t.extended[1], "<a/>", "a continuation keeps the encoding of the stanza it continues");
         assert!(is_end_text(&t.extended[2]));
         assert!(!is_end_text(&t.extended[0]));
+    }
+
+    /// A main header of `cards` (40 at most), each padded to 80 columns, in `encoding`.
+    fn header(cards: &[&str], encoding: TextEncoding) -> [u8; TEXT_RECORD_LEN] {
+        let mut main = [encode_char(' ', encoding); TEXT_RECORD_LEN];
+        for (card, slot) in cards.iter().zip(main.chunks_mut(LINE_LEN)) {
+            for (c, b) in card.chars().zip(slot) {
+                *b = encode_char(c, encoding);
+            }
+        }
+        main
+    }
+
+    fn card(main: &[u8; TEXT_RECORD_LEN], number: usize, encoding: TextEncoding) -> String {
+        decode(&main[(number - 1) * LINE_LEN..][..LINE_LEN], encoding).trim_end().to_string()
+    }
+
+    #[test]
+    fn a_card_goes_on_the_first_blank_card_in_the_headers_encoding_and_numbering() {
+        let crs = "CRS OF CDP X/Y: EPSG:23031";
+        let mut cards: Vec<String> = (1..=40).map(|n| format!("C{n:02} LINE {n}")).collect();
+        cards[5] = "C".into();
+        cards[6] = "C07".into();
+        cards[39] = "C40 END TEXTUAL HEADER".into();
+        let refs: Vec<&str> = cards.iter().map(String::as_str).collect();
+        for encoding in [TextEncoding::Ascii, TextEncoding::Ebcdic] {
+            let before = header(&refs, encoding);
+            let mut main = before;
+            assert_eq!(put_card(&mut main, crs), PutCard { card: 6, replaced: None });
+            assert_eq!(card(&main, 6, encoding), "C06 CRS OF CDP X/Y: EPSG:23031");
+            assert_eq!(main[..400], before[..400]);
+            assert_eq!(main[480..], before[480..]);
+            // Again, with another CRS: the same card, said to be replaced; the same CRS: nothing replaced.
+            let other = "CRS OF CDP X/Y: EPSG:4326";
+            let put = put_card(&mut main, other);
+            assert_eq!(put, PutCard { card: 6, replaced: Some("C06 CRS OF CDP X/Y: EPSG:23031".into()) });
+            assert_eq!(put_card(&mut main, other), PutCard { card: 6, replaced: None });
+        }
+    }
+
+    #[test]
+    fn a_full_header_loses_the_card_before_its_end_card() {
+        let crs = "CRS OF CDP X/Y: EPSG:23031";
+        let mut cards: Vec<String> = (1..=40).map(|n| format!("C{n:>2} LINE {n}")).collect();
+        cards[29] = "C30 END EBCDIC".into();
+        let refs: Vec<&str> = cards.iter().map(String::as_str).collect();
+        let mut main = header(&refs, TextEncoding::Ebcdic);
+        assert_eq!(put_card(&mut main, crs), PutCard { card: 29, replaced: Some("C29 LINE 29".into()) });
+        assert_eq!(card(&main, 29, TextEncoding::Ebcdic), "C29 CRS OF CDP X/Y: EPSG:23031");
+        // No end card: the last card; a card without a number gets one in the style of the first card.
+        cards[29] = "C30 LINE 30".into();
+        cards[39] = "NOTHING HERE".into();
+        let refs: Vec<&str> = cards.iter().map(String::as_str).collect();
+        let mut main = header(&refs, TextEncoding::Ascii);
+        assert_eq!(put_card(&mut main, crs).card, 40);
+        assert_eq!(card(&main, 40, TextEncoding::Ascii), "C40 CRS OF CDP X/Y: EPSG:23031");
+    }
+
+    #[test]
+    fn an_ascii_card_keeps_the_newline_that_ends_it() {
+        let mut main = header(&["C 1 SURVEY"], TextEncoding::Ascii);
+        for slot in main.chunks_mut(LINE_LEN) {
+            slot[LINE_LEN - 1] = b'\n';
+        }
+        let before = main;
+        assert_eq!(put_card(&mut main, "CRS OF CDP X/Y: EPSG:23031").card, 2);
+        assert_eq!(&main[80..160], format!("{:<79}\n", "C 2 CRS OF CDP X/Y: EPSG:23031").as_bytes());
+        assert_eq!(main[..80], before[..80]);
+        assert_eq!(main[160..], before[160..]);
     }
 
     #[test]
