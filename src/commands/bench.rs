@@ -23,6 +23,10 @@ pub fn run(args: &BenchArgs, reporting: Reporting) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         seisimage::io::files::check_output_file(path)?;
     }
+    if args.backend != seisimage::job::Backend::Cpu {
+        // The benchmark's job runs on the first device.
+        super::see_only_gpu(0);
+    }
     let progress = reporting.progress();
     let result = bench::run(&cfg, progress.as_ref());
     if temporary {

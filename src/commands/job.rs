@@ -21,6 +21,9 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
         return launch_ranks(args, &jobs, gpus, cancel);
     }
     let mode = RunMode::of_run(args.shard)?;
+    if matches!(mode, RunMode::Alone | RunMode::Shard(_)) {
+        see_only_the_jobs_gpu(&jobs, args.backend);
+    }
     match &mode {
         RunMode::Rank(env) => return run_rank(args, &jobs, env, progress.as_ref(), cancel),
         RunMode::Shard(share) => {
@@ -61,6 +64,20 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
         names.len(),
         names.join(", ")
     )))
+}
+
+/// A run of jobs that may use a GPU, all the same one, lets CUDA see that GPU alone (see
+/// [`super::see_only_gpu`]). Ranks see every GPU of their host: NCCL connects them through it.
+fn see_only_the_jobs_gpu(jobs: &[Job], backend: Option<Backend>) {
+    let mut devices = jobs
+        .iter()
+        .filter(|j| backend.unwrap_or(j.config.compute.backend) != Backend::Cpu)
+        .map(|j| j.config.compute.device);
+    if let Some(device) = devices.next() {
+        if devices.all(|d| d == device) {
+            super::see_only_gpu(device);
+        }
+    }
 }
 
 /// `--gpus`: start one rank per GPU of this machine, each running this command without `--gpus`.

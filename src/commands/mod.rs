@@ -63,6 +63,20 @@ pub(crate) fn println(text: &str) -> anyhow::Result<()> {
     print(&format!("{text}\n"))
 }
 
+/// Let CUDA see only `device`, the one GPU this process will use, before anything starts CUDA: CUDA's
+/// start-up initialises every device it sees, and on a host of several GPUs that costs a few tenths of a
+/// second per device (see `gpu::runtime::only_device`). Nothing is changed where the device cannot be
+/// named that way (no NVIDIA driver, devices named by UUID, no such device: the engine reports it).
+fn see_only_gpu(device: usize) {
+    use seisimage::gpu::runtime;
+    let Some(list) = runtime::only_device(device) else { return };
+    // CUDA reads the variable once, as it starts, and nothing has started it yet; no other thread reads
+    // the environment now (the thread pool waits for work), so the change races with no reader.
+    std::env::set_var("CUDA_VISIBLE_DEVICES", &list);
+    runtime::see_only(device);
+    tracing::debug!("CUDA sees device {device} alone (CUDA_VISIBLE_DEVICES={list}), so its start-up opens no other");
+}
+
 /// SEG-Y reading options from the shared command-line flags.
 fn segy_options(a: &SegyArgs) -> SegyOptions {
     SegyOptions {

@@ -206,6 +206,35 @@ fn the_backend_falls_back_to_the_cpu_only_when_asked_to() {
     }
 }
 
+/// A run on one GPU lets CUDA see that GPU alone, so that CUDA's start-up opens no other: the job runs on
+/// the device it names, also when that is not the first, and its products are those of the first device;
+/// a device that does not exist is named in the error. Needs `SEISIMAGE_GPU_TESTS=1` and a GPU.
+#[test]
+fn a_run_on_one_gpu_lets_cuda_see_only_that_gpu() {
+    if std::env::var("SEISIMAGE_GPU_TESTS").as_deref() != Ok("1") {
+        eprintln!("GPU run skipped: set SEISIMAGE_GPU_TESTS=1 on a machine with a CUDA device to run it");
+        return;
+    }
+    let count = seisimage::gpu::probe().expect("SEISIMAGE_GPU_TESTS=1 but no usable GPU").devices.len();
+    let dir = tempfile::tempdir().unwrap();
+    let (job, out) = setup(dir.path());
+    let mut products = Vec::new();
+    for device in [0, count - 1] {
+        let device_is = format!("compute.device={device}");
+        let job = job.to_str().unwrap();
+        // Deterministic sums: the two devices must give the same bits.
+        let o = run(&["-v", "run", job, "--backend", "cuda", "--set", &device_is, "--set", "compute.deterministic=true"]);
+        assert_eq!(o.code(), Some(0), "{o:?}");
+        assert!(o.stderr.contains(&format!("CUDA sees device {device} alone")), "{o:?}");
+        assert_eq!(manifest(&out)["backend"]["kind"], "cuda");
+        products.push(std::fs::read(out.join("depth_120m.npy")).unwrap());
+    }
+    assert!(products[0] == products[1], "device {} computed another image than device 0", count - 1);
+    let o = run_job(&job, &["--backend", "cuda", "--set", &format!("compute.device={count}")]);
+    assert_eq!(o.code(), Some(1), "{o:?}");
+    assert!(o.stderr.contains(&format!("compute.device = {count} but only {count} CUDA device(s) exist")), "{o:?}");
+}
+
 /// Without a terminal, stderr is a plain batch log: timestamped lines, progress lines at the interval
 /// asked for, no colour codes, no progress bar; `--quiet` leaves only warnings and errors. The log alone
 /// says what ran: the version, the job file, the input, the method and its key parameters, the products;
