@@ -223,7 +223,8 @@ fn a_run_on_one_gpu_lets_cuda_see_only_that_gpu() {
         let device_is = format!("compute.device={device}");
         let job = job.to_str().unwrap();
         // Deterministic sums: the two devices must give the same bits.
-        let o = run(&["-v", "run", job, "--backend", "cuda", "--set", &device_is, "--set", "compute.deterministic=true"]);
+        let o =
+            run(&["-v", "run", job, "--backend", "cuda", "--set", &device_is, "--set", "compute.deterministic=true"]);
         assert_eq!(o.code(), Some(0), "{o:?}");
         assert!(o.stderr.contains(&format!("CUDA sees device {device} alone")), "{o:?}");
         assert_eq!(manifest(&out)["backend"]["kind"], "cuda");
