@@ -27,7 +27,7 @@ mod rename;
 mod tree;
 use folder::folder_of;
 pub use folder::{hold, remove_file, Folder, HeldFolder};
-use rename::Renaming;
+use rename::Staged;
 use rustix::fs::FileType;
 pub use tree::{tree_digest, TempFolder};
 
@@ -43,14 +43,7 @@ const NAME_TRIES: usize = 64;
 /// A file being written under a temporary name; removed on drop unless [`TempOutput::commit`] was called.
 #[derive(Debug)]
 pub struct TempOutput {
-    folder: Arc<Folder>,
-    final_name: String,
-    temp_name: String,
-    final_path: PathBuf,
-    temp_path: PathBuf,
-    /// The file created: whatever is reopened under the temporary name must still be it.
-    id: FileId,
-    committed: bool,
+    staged: Staged,
 }
 
 impl TempOutput {
@@ -83,24 +76,23 @@ impl TempOutput {
     ) -> Result<(TempOutput, File)> {
         let (file, temp_name) = hidden_file(&folder, &final_name, PARTIAL, mode).at(&final_path)?;
         let id = FileId::of(&file.metadata().at(&final_path)?);
-        let temp_path = folder.join(&temp_name);
-        Ok((TempOutput { folder, final_name, temp_name, final_path, temp_path, id, committed: false }, file))
+        Ok((TempOutput { staged: Staged::new(folder, final_name, temp_name, final_path, id) }, file))
     }
 
     /// Where the file is written now.
     pub fn path(&self) -> &Path {
-        &self.temp_path
+        &self.staged.temp_path
     }
 
     /// Where the file will be once committed.
     pub fn final_path(&self) -> &Path {
-        &self.final_path
+        &self.staged.final_path
     }
 
     /// The temporary file again, for reading and writing (to complete what a writer left, such as headers
     /// copied from an input): never through a link, and only if it is the file created.
     pub fn reopen_for_update(&self) -> Result<File> {
-        self.reopen_with(true).at(&self.final_path)
+        self.reopen_with(true).at(self.final_path())
     }
 
     /// The temporary file again, for reading: never through a link, and only if it is the file created.
@@ -109,11 +101,12 @@ impl TempOutput {
     }
 
     fn reopen_with(&self, write: bool) -> std::io::Result<File> {
-        let file = self.folder.open_file(&self.temp_name, write)?;
-        if FileId::of(&file.metadata()?) != self.id {
+        let s = &self.staged;
+        let file = s.folder.open_file(&s.temp_name, write)?;
+        if FileId::of(&file.metadata()?) != s.id {
             return Err(std::io::Error::other(format!(
                 "{} was replaced by another file while it was written",
-                self.temp_path.display()
+                s.temp_path.display()
             )));
         }
         Ok(file)
@@ -121,7 +114,7 @@ impl TempOutput {
 
     /// Flush the temporary file to disk and move it to its final name.
     pub fn commit(self) -> Result<PathBuf> {
-        self.reopen().and_then(|f| f.sync_all()).at(&self.final_path)?;
+        self.reopen().and_then(|f| f.sync_all()).at(self.final_path())?;
         self.into_place(None).map(|placed| placed.path)
     }
 
@@ -134,26 +127,22 @@ impl TempOutput {
     /// while the disk writes). Committed later, alone or with others ([`commit_together`]). The file is
     /// closed again, so that a run with many products does not hold a descriptor for each until the end.
     pub fn seal(self) -> Result<SealedOutput> {
-        let mut file = self.reopen().at(&self.final_path)?;
+        let mut file = self.reopen().at(self.final_path())?;
         start_writeback(&file);
-        let digest = FileDigest::read(&mut file).at(&self.final_path)?;
+        let digest = FileDigest::read(&mut file).at(self.final_path())?;
         Ok(SealedOutput { out: tree::Pending::File(self), digest })
     }
 
     /// Move the (flushed) temporary file to its final name. With `replaced`, a file already there is first
     /// moved aside into it, so that the rename does not wait for the file system to free that file.
     fn into_place(mut self, replaced: Option<&mut Replaced>) -> Result<Placed> {
-        let folder = &self.folder;
-        let names = Renaming { temp: &self.temp_name, temp_path: &self.temp_path, id: self.id };
         // A folder already there is not moved aside: the rename into it fails, as it should.
         let keep = replaced.is_some();
-        let aside = names.rename(folder, &self.final_name, &self.final_path, |t| keep && t != FileType::Directory)?;
+        let (placed, aside) = self.staged.place(|t| keep && t != FileType::Directory)?;
         if let Some(replaced) = replaced {
-            replaced.0.extend(aside.map(|name| (folder.clone(), name)));
+            replaced.0.extend(aside.map(|name| (placed.folder.clone(), name)));
         }
-        self.committed = true;
-        let path = std::mem::take(&mut self.final_path);
-        Ok(Placed { folder: folder.clone(), name: std::mem::take(&mut self.final_name), path })
+        Ok(placed)
     }
 }
 
@@ -447,8 +436,8 @@ impl FileDigest {
 
 impl Drop for TempOutput {
     fn drop(&mut self) {
-        if !self.committed {
-            let _ = self.folder.remove(&self.temp_name);
+        if !self.staged.committed {
+            let _ = self.staged.folder.remove(&self.staged.temp_name);
         }
     }
 }

@@ -7,12 +7,11 @@
 //! in the folder above it opened without following links.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use rustix::fs::FileType;
 
 use super::folder::folder_of;
-use super::rename::Renaming;
+use super::rename::Staged;
 use super::PARTIAL;
 use super::{hidden_name_for, start_writeback, FileDigest, Folder, Placed, Replaced, SealedOutput};
 use crate::files::FileId;
@@ -24,13 +23,7 @@ const MAX_DEPTH: usize = 16;
 /// A folder being written under a temporary name; removed with all it holds on drop unless committed.
 #[derive(Debug)]
 pub struct TempFolder {
-    folder: Arc<Folder>,
-    final_name: String,
-    temp_name: String,
-    final_path: PathBuf,
-    temp_path: PathBuf,
-    id: FileId,
-    committed: bool,
+    staged: Staged,
 }
 
 impl TempFolder {
@@ -41,34 +34,26 @@ impl TempFolder {
         let (folder, final_name) = folder_of(final_path).at(final_path)?;
         let make = |hidden: &str| folder.create_dir(hidden, 0o777);
         let ((), temp_name) = hidden_name_for(&folder, &final_name, PARTIAL, make).at(final_path)?;
-        let temp_path = folder.join(&temp_name);
         let id = FileId::of_stat(&folder.entry(&temp_name).at(final_path)?);
-        Ok(TempFolder {
-            folder,
-            final_name,
-            temp_name,
-            final_path: final_path.to_path_buf(),
-            temp_path,
-            id,
-            committed: false,
-        })
+        Ok(TempFolder { staged: Staged::new(folder, final_name, temp_name, final_path.to_path_buf(), id) })
     }
 
     /// Where the folder is written now.
     pub fn path(&self) -> &Path {
-        &self.temp_path
+        &self.staged.temp_path
     }
 
     /// Where the folder will be once committed.
     pub fn final_path(&self) -> &Path {
-        &self.final_path
+        &self.staged.final_path
     }
 
     /// The temporary folder opened, if it is still the folder made.
     fn open(&self) -> std::io::Result<Folder> {
-        let opened = self.folder.subfolder(&self.temp_name)?;
-        if FileId::of_stat(&opened.stat()?) != self.id {
-            let message = format!("{} was replaced by something else while it was written", self.temp_path.display());
+        let s = &self.staged;
+        let opened = s.folder.subfolder(&s.temp_name)?;
+        if FileId::of_stat(&opened.stat()?) != s.id {
+            let message = format!("{} was replaced by something else while it was written", s.temp_path.display());
             return Err(std::io::Error::other(message));
         }
         Ok(opened)
@@ -76,13 +61,13 @@ impl TempFolder {
 
     /// The folder is complete: start writing its files to disk and measure it ([`tree_digest`]).
     pub fn seal(self) -> Result<SealedOutput> {
-        let digest = self.open().and_then(|f| tree_digest(&f)).at(&self.final_path)?;
+        let digest = self.open().and_then(|f| tree_digest(&f)).at(self.final_path())?;
         Ok(SealedOutput { out: Pending::Folder(self), digest })
     }
 
     /// Flush the folder to disk and move it to its final name (an earlier dataset there is replaced).
     pub fn commit(self) -> Result<PathBuf> {
-        self.sync().at(&self.final_path)?;
+        self.sync().at(self.final_path())?;
         let mut replaced = Replaced::default();
         let placed = self.into_place(Some(&mut replaced))?;
         drop(replaced);
@@ -96,30 +81,26 @@ impl TempFolder {
     /// Move the (flushed) folder to its final name. Only a folder (an earlier output) or a file or link is
     /// replaced there; with `replaced` it is first moved aside into it.
     fn into_place(mut self, replaced: Option<&mut Replaced>) -> Result<Placed> {
-        let folder = &self.folder;
-        let names = Renaming { temp: &self.temp_name, temp_path: &self.temp_path, id: self.id };
         // A rename puts a folder only over an empty folder: whatever is there is moved aside first.
-        let aside = names.rename(folder, &self.final_name, &self.final_path, |_| true)?;
+        let (placed, aside) = self.staged.place(|_| true)?;
         match replaced {
-            Some(replaced) => replaced.0.extend(aside.map(|name| (folder.clone(), name))),
+            Some(replaced) => replaced.0.extend(aside.map(|name| (placed.folder.clone(), name))),
             None => {
                 if let Some(name) = aside {
-                    let _ = remove_entry(folder, &name);
+                    let _ = remove_entry(&placed.folder, &name);
                 }
             }
         }
         // The rename is on disk once the parent folder is.
-        let _ = folder.sync();
-        self.committed = true;
-        let path = std::mem::take(&mut self.final_path);
-        Ok(Placed { folder: folder.clone(), name: std::mem::take(&mut self.final_name), path })
+        let _ = placed.folder.sync();
+        Ok(placed)
     }
 }
 
 impl Drop for TempFolder {
     fn drop(&mut self) {
-        if !self.committed {
-            let _ = remove_tree(&self.folder, &self.temp_name, 0);
+        if !self.staged.committed {
+            let _ = remove_tree(&self.staged.folder, &self.staged.temp_name, 0);
         }
     }
 }
