@@ -1,6 +1,7 @@
 //! `seisimage run JOB --gpus all`: one run over every GPU of this machine, without a cluster launcher. The
 //! command starts one rank per GPU — itself again, with `RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
-//! `LOCAL_WORLD_SIZE` (by which each rank takes its share of the cores) and a fresh `SEISIMAGE_RUN_ID` —
+//! `LOCAL_WORLD_SIZE` (by which each rank takes its share of the cores), a fresh `SEISIMAGE_RUN_ID` and,
+//! on fewer GPUs than the host has, a `CUDA_VISIBLE_DEVICES` of those it uses —
 //! and watches them: when one fails or is killed the others are stopped (SIGTERM,
 //! then SIGKILL after a grace period), a SIGINT or SIGTERM to the command is passed on to every rank, and
 //! the command exits with the code of the first rank that failed.
@@ -67,20 +68,24 @@ pub fn launch(
         std::process::id(),
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
     );
-    let commands = (0..ranks).map(|r| rank_command(&exe, args, r, ranks, &run_id)).collect();
+    // Ranks on fewer GPUs than the host has see only those: CUDA's start-up initialises every device it sees.
+    let devices = crate::gpu::runtime::first_devices(ranks);
+    let commands = (0..ranks).map(|r| rank_command(&exe, args, r, ranks, &run_id, devices.as_deref())).collect();
     tracing::info!("starting {ranks} ranks, one per GPU");
     let result = supervise(commands, cancel, GRACE);
     crate::distributed::ranks::clear(&crate::distributed::ranks::rendezvous_path(output_dir, &run_id));
     result
 }
 
-/// The command of rank `rank` of `ranks`, all on this host.
+/// The command of rank `rank` of `ranks`, all on this host, which see the CUDA devices `devices` (a
+/// `CUDA_VISIBLE_DEVICES` list; `None`: those this process sees).
 fn rank_command(
     exe: &std::path::Path,
     args: &[std::ffi::OsString],
     rank: usize,
     ranks: usize,
     run_id: &str,
+    devices: Option<&str>,
 ) -> Command {
     let mut c = crate::io::files::child_process(exe);
     c.args(args)
@@ -89,6 +94,9 @@ fn rank_command(
         .env("LOCAL_RANK", rank.to_string())
         .env("LOCAL_WORLD_SIZE", ranks.to_string())
         .env("SEISIMAGE_RUN_ID", run_id);
+    if let Some(devices) = devices {
+        c.env("CUDA_VISIBLE_DEVICES", devices);
+    }
     c
 }
 
@@ -204,11 +212,11 @@ mod tests {
         assert!(rank_count(Gpus::All, 0).unwrap_err().to_string().contains("no CUDA device"));
     }
 
-    /// Each rank learns its place, and how many ranks share the host (so that it takes its share of the
-    /// cores).
+    /// Each rank learns its place, how many ranks share the host (so that it takes its share of the
+    /// cores), and which GPUs they use.
     #[test]
     fn a_rank_is_told_its_place_and_the_ranks_of_its_host() {
-        let c = rank_command(std::path::Path::new("seisimage"), &["run".into()], 2, 4, "gpus-1-2");
+        let c = rank_command(std::path::Path::new("seisimage"), &["run".into()], 2, 4, "gpus-1-2", Some("3,1,0,2"));
         let env: std::collections::HashMap<String, String> =
             c.get_envs().filter_map(|(k, v)| Some((k.to_str()?.to_string(), v?.to_str()?.to_string()))).collect();
         for (name, value) in [
@@ -217,6 +225,7 @@ mod tests {
             ("LOCAL_RANK", "2"),
             ("LOCAL_WORLD_SIZE", "4"),
             ("SEISIMAGE_RUN_ID", "gpus-1-2"),
+            ("CUDA_VISIBLE_DEVICES", "3,1,0,2"),
         ] {
             assert_eq!(env.get(name).map(String::as_str), Some(value), "{name}");
         }

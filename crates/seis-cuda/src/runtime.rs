@@ -98,30 +98,45 @@ pub fn listed_device_count() -> Option<usize> {
 
 /// The `CUDA_VISIBLE_DEVICES` under which device `device` (an ordinal of those this process sees now) is
 /// the only device CUDA sees, without initialising CUDA; `None` where the driver's list and the variable
-/// cannot say (devices named by UUID, no such list) or there is no such device.
+/// cannot say (devices named by UUID, no such list), there is no such device, or it is the only one.
 ///
 /// CUDA's start-up initialises every device it sees, one after another. On a host of four H100s (persistence
 /// mode on), a run on one of them spent 0.90 s in it with all four visible and 0.21 s with one, and the
 /// command took 1.51 s against 0.75 s. A process that uses one device sets the variable before CUDA starts
 /// ([`see_only`] says so to this crate).
 pub fn only_device(device: usize) -> Option<String> {
+    visible_list(device..device + 1)
+}
+
+/// The `CUDA_VISIBLE_DEVICES` under which the first `n` devices this process sees now are all CUDA sees,
+/// for processes started from this one (the ranks of `run --gpus N`); `None` as for [`only_device`], and
+/// where they are all it sees already.
+pub fn first_devices(n: usize) -> Option<String> {
+    visible_list(0..n)
+}
+
+/// [`only_device`] and [`first_devices`]: the devices `wanted` of those this process sees now.
+fn visible_list(wanted: std::ops::Range<usize>) -> Option<String> {
     let gpus = std::fs::read_dir("/proc/driver/nvidia/gpus").ok()?.count();
     match std::env::var("CUDA_VISIBLE_DEVICES") {
-        Err(std::env::VarError::NotPresent) => only_of(None, gpus, device),
+        Err(std::env::VarError::NotPresent) => list_of(None, gpus, wanted),
         Err(std::env::VarError::NotUnicode(_)) => None,
-        Ok(list) => only_of(Some(&list), gpus, device),
+        Ok(list) => list_of(Some(&list), gpus, wanted),
     }
 }
 
-/// [`only_device`] of `gpus` devices with `CUDA_VISIBLE_DEVICES` = `list` (`None`: not set).
-fn only_of(list: Option<&str>, gpus: usize, device: usize) -> Option<String> {
-    match list {
-        None => (device < gpus).then(|| device.to_string()),
-        Some(list) => {
-            let visible = visible_of(list, gpus)?;
-            (device < visible).then(|| list.split(',').nth(device).map(|e| e.trim().to_string())).flatten()
-        }
+/// The devices `wanted` of the `gpus` devices `CUDA_VISIBLE_DEVICES` = `list` (`None`: not set) leaves
+/// visible, as a list for the variable; `None` where the list cannot say, `wanted` goes beyond it, or it
+/// holds every device visible (nothing to change).
+fn list_of(list: Option<&str>, gpus: usize, wanted: std::ops::Range<usize>) -> Option<String> {
+    let (visible, entries): (usize, Vec<String>) = match list {
+        None => (gpus, (0..gpus).map(|i| i.to_string()).collect()),
+        Some(list) => (visible_of(list, gpus)?, list.split(',').map(|e| e.trim().to_string()).collect()),
+    };
+    if wanted.is_empty() || wanted.end > visible || wanted == (0..visible) {
+        return None;
     }
+    Some(entries[wanted].join(","))
 }
 
 /// The device this process let CUDA see alone, once it has ([`see_only`]).
@@ -266,7 +281,7 @@ pub fn driver_error(e: cu::DriverError) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{only_of, visible_of};
+    use super::{list_of, visible_of};
 
     #[test]
     fn the_visible_devices_are_counted_as_cuda_reads_the_list() {
@@ -283,19 +298,28 @@ mod tests {
         assert_eq!(visible_of("0,MIG-4c5e", 4), None);
     }
 
-    /// A process of one device lets CUDA see that device alone: its index, or its entry of the list.
+    /// A process of one device lets CUDA see that device alone, and ranks see the devices they use: by
+    /// index, or by their entries of the list.
     #[test]
-    fn one_device_is_named_as_cuda_would_find_it() {
-        assert_eq!(only_of(None, 4, 0).as_deref(), Some("0"));
-        assert_eq!(only_of(None, 4, 3).as_deref(), Some("3"));
-        assert_eq!(only_of(None, 4, 4), None);
-        assert_eq!(only_of(Some("2,3"), 4, 0).as_deref(), Some("2"));
-        assert_eq!(only_of(Some(" 2 , 3 "), 4, 1).as_deref(), Some("3"));
+    fn devices_are_named_as_cuda_would_find_them() {
+        let only = |list, gpus, d: usize| list_of(list, gpus, d..d + 1);
+        assert_eq!(only(None, 4, 0).as_deref(), Some("0"));
+        assert_eq!(only(None, 4, 3).as_deref(), Some("3"));
+        assert_eq!(only(None, 4, 4), None);
+        assert_eq!(only(Some("2,3"), 4, 0).as_deref(), Some("2"));
+        assert_eq!(only(Some(" 2 , 3 "), 4, 1).as_deref(), Some("3"));
+        assert_eq!(list_of(None, 4, 0..2).as_deref(), Some("0,1"));
+        assert_eq!(list_of(Some("3,1,0"), 4, 0..2).as_deref(), Some("3,1"));
+        // All that is visible already: nothing to change.
+        assert_eq!(list_of(Some("3,1"), 4, 0..2), None);
+        assert_eq!(list_of(None, 4, 0..4), None);
+        assert_eq!(only(None, 1, 0), None);
         // Beyond the visible devices (the list ends at its first entry that is no device): no such device.
-        assert_eq!(only_of(Some("2,3"), 4, 2), None);
-        assert_eq!(only_of(Some("1,7,2"), 4, 1), None);
-        assert_eq!(only_of(Some(""), 4, 0), None);
+        assert_eq!(only(Some("2,3"), 4, 2), None);
+        assert_eq!(only(Some("1,7,2"), 4, 1), None);
+        assert_eq!(only(Some(""), 4, 0), None);
+        assert_eq!(list_of(None, 4, 0..5), None);
         // UUIDs are left to the driver.
-        assert_eq!(only_of(Some("GPU-8d3f0a51,GPU-77"), 4, 0), None);
+        assert_eq!(only(Some("GPU-8d3f0a51,GPU-77"), 4, 0), None);
     }
 }
