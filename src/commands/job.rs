@@ -15,15 +15,16 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     // Every job file is read and checked before the first job starts: a mistake in the fifth file of a
     // batch is reported at once, not after four migrations.
     let jobs = args.jobs.iter().map(|path| Job::load(path, &args.overrides)).collect::<Result<Vec<_>, _>>()?;
-    let progress = reporting.progress();
     let cancel = CancelToken::process();
     if let Some(gpus) = args.gpus {
         return launch_ranks(args, &jobs, gpus, cancel);
     }
     let mode = RunMode::of_run(args.shard)?;
+    // Before the progress display, whose thread may read the environment.
     if matches!(mode, RunMode::Alone | RunMode::Shard(_)) {
         see_only_the_jobs_gpu(&jobs, args.backend);
     }
+    let progress = reporting.progress();
     match &mode {
         RunMode::Rank(env) => return run_rank(args, &jobs, env, progress.as_ref(), cancel),
         RunMode::Shard(share) => {
