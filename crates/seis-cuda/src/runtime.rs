@@ -88,11 +88,20 @@ pub fn probe_device(ordinal: usize) -> Result<GpuRuntime, Unavailable> {
 /// H100s, initialising CUDA in the launcher only to count took 0.53-0.93 s, and the ranks started that much
 /// later.
 pub fn listed_device_count() -> Option<usize> {
+    match driver_list()? {
+        (gpus, None) => Some(gpus),
+        (gpus, Some(list)) => visible_of(&list, gpus),
+    }
+}
+
+/// The GPUs in the NVIDIA driver's list and `CUDA_VISIBLE_DEVICES` (`None`: not set), read without
+/// initialising CUDA; `None` where there is no such list or the variable is not text.
+fn driver_list() -> Option<(usize, Option<String>)> {
     let gpus = std::fs::read_dir("/proc/driver/nvidia/gpus").ok()?.count();
     match std::env::var("CUDA_VISIBLE_DEVICES") {
-        Err(std::env::VarError::NotPresent) => Some(gpus),
+        Err(std::env::VarError::NotPresent) => Some((gpus, None)),
         Err(std::env::VarError::NotUnicode(_)) => None,
-        Ok(list) => visible_of(&list, gpus),
+        Ok(list) => Some((gpus, Some(list))),
     }
 }
 
@@ -117,12 +126,8 @@ pub fn first_devices(n: usize) -> Option<String> {
 
 /// [`only_device`] and [`first_devices`]: the devices `wanted` of those this process sees now.
 fn visible_list(wanted: std::ops::Range<usize>) -> Option<String> {
-    let gpus = std::fs::read_dir("/proc/driver/nvidia/gpus").ok()?.count();
-    match std::env::var("CUDA_VISIBLE_DEVICES") {
-        Err(std::env::VarError::NotPresent) => list_of(None, gpus, wanted),
-        Err(std::env::VarError::NotUnicode(_)) => None,
-        Ok(list) => list_of(Some(&list), gpus, wanted),
-    }
+    let (gpus, list) = driver_list()?;
+    list_of(list.as_deref(), gpus, wanted)
 }
 
 /// The devices `wanted` of the `gpus` devices `CUDA_VISIBLE_DEVICES` = `list` (`None`: not set) leaves
