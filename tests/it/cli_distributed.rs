@@ -449,6 +449,19 @@ fn gpu_ranks_on_emulated_hosts_compute_the_one_process_image() {
         let d = &m["stages"]["distributed"];
         assert_eq!((d["kind"].as_str(), d["parts"].as_array().map(|p| p.len())), (Some("ranks"), Some(world)), "{m}");
         assert!(names(&out).iter().all(|n| !n.starts_with(".seisimage-ranks")), "{:?}", names(&out));
+        // Rank 0 sends each rank that rank's frequencies of its slab of inlines, and receives its own of
+        // theirs: 14 traces per inline, 8 bytes per complex value.
+        let share = |r: usize| {
+            let f = &d["parts"][r]["frequencies"];
+            (f[1].as_u64().unwrap() - f[0].as_u64().unwrap()) as usize
+        };
+        let slab = |r: usize| (r + 1) * 12 / world - r * 12 / world;
+        let expected: usize = (1..world).map(|p| slab(0) * 14 * share(p) * 8 + slab(p) * 14 * share(0) * 8).sum();
+        let stage = |name: &str| {
+            m["stages"]["stages"].as_array().unwrap().iter().find(|s| s["name"] == name).cloned().unwrap_or_default()
+        };
+        assert_eq!(stage("exchange")["bytes"].as_u64(), Some(expected as u64), "{name}: {m}");
+        assert!(stage("nccl-setup")["seconds"].as_f64().is_some_and(|s| s > 0.0), "{name}: {m}");
     }
 }
 

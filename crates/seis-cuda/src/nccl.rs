@@ -10,7 +10,10 @@
 //!
 //! The communicator is made non-blocking: every call returns at once and the host polls for its end, so a
 //! rank that never arrives, fails, or is signalled ends a wait (see [`Watch`]) instead of hanging it, and
-//! the communicator is aborted.
+//! the communicator is aborted. Joining the other ranks is non-blocking too: NCCL sets the communicator
+//! up on a thread of its own (its topology, connections and kernels take a large part of a second), and
+//! the rank reads and transforms its slab meanwhile; the first call that needs the communicator waits
+//! for it ([`Comm::join`]).
 //!
 //! The communicator uses at most [`CHANNELS`] channels (NCCL's CTAs). NCCL connects each channel to each
 //! peer on its first transfer, with device buffers of its own whose handles pass between the processes.
@@ -212,14 +215,25 @@ pub struct Comm {
     world: usize,
     watch: Watch,
     aborted: std::cell::Cell<bool>,
+    joining: std::cell::Cell<Joining>,
+}
+
+/// Where the communicator's set-up stands.
+#[derive(Clone, Copy)]
+enum Joining {
+    /// Begun at `began`; the other ranks must all have arrived by `deadline`.
+    Pending { began: Instant, deadline: Instant },
+    /// Every rank had joined `after` it began (as first seen by this rank).
+    Joined { after: Duration },
 }
 
 // SAFETY: the communicator is used from one thread at a time (the engine's); NCCL allows that.
 unsafe impl Send for Comm {}
 
 impl Comm {
-    /// Join the communicator of `world` ranks as `rank`, with rank 0's unique id `id`; the CUDA context
-    /// of this rank's device must be current. Fails once `timeout` has passed without every rank joining.
+    /// Begin joining the communicator of `world` ranks as `rank`, with rank 0's unique id `id`; the CUDA
+    /// context of this rank's device must be current. Returns while NCCL sets it up; the set-up fails once
+    /// `timeout` has passed without every rank joining.
     pub fn new(
         nccl: &'static Nccl,
         id: [u8; 128],
@@ -239,9 +253,51 @@ impl Comm {
         if comm.is_null() {
             return Err(Error::Backend("NCCL made no communicator".into()));
         }
-        let c = Comm { nccl, comm, rank, world, watch, aborted: std::cell::Cell::new(false) };
-        c.until_ready("joining the ranks", Some(Instant::now() + timeout))?;
-        Ok(c)
+        let began = Instant::now();
+        let joining = std::cell::Cell::new(Joining::Pending { began, deadline: began + timeout });
+        Ok(Comm { nccl, comm, rank, world, watch, aborted: std::cell::Cell::new(false), joining })
+    }
+
+    /// Whether every rank has joined, without waiting; an error if the set-up failed or timed out.
+    pub fn is_joined(&self) -> Result<bool> {
+        match self.joining.get() {
+            Joining::Joined { .. } => Ok(true),
+            Joining::Pending { began, deadline } => {
+                let what = "joining the ranks";
+                if self.state(what).inspect_err(|_| self.abort())? {
+                    self.joined(began);
+                    return Ok(true);
+                }
+                if Instant::now() >= deadline {
+                    // The wait reports the deadline, and the other ranks' failure if one is the cause.
+                    self.join()?;
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    /// Wait until every rank has joined (see [`Comm::new`]).
+    pub fn join(&self) -> Result<()> {
+        if let Joining::Pending { began, deadline } = self.joining.get() {
+            self.until_ready("joining the ranks", Some(deadline))?;
+            self.joined(began);
+        }
+        Ok(())
+    }
+
+    fn joined(&self, began: Instant) {
+        let after = began.elapsed();
+        self.joining.set(Joining::Joined { after });
+        tracing::debug!("rank {} of {} joined the others in {:.3} s", self.rank, self.world, after.as_secs_f64());
+    }
+
+    /// How long the set-up took from [`Comm::new`] until this rank saw every rank joined, once it has.
+    pub fn joined_after(&self) -> Option<Duration> {
+        match self.joining.get() {
+            Joining::Joined { after } => Some(after),
+            Joining::Pending { .. } => None,
+        }
     }
 
     pub fn rank(&self) -> usize {
@@ -357,6 +413,7 @@ impl Comm {
         recvs: &[(usize, u64, usize)],
         stream: &CudaStream,
     ) -> Result<()> {
+        self.join()?;
         let what = "exchanging data between the ranks";
         let s = stream.cu_stream() as cudaStream_t;
         let api = &self.nccl.api;
@@ -431,6 +488,11 @@ impl Comm {
 impl Drop for Comm {
     fn drop(&mut self) {
         if self.aborted.get() {
+            return;
+        }
+        if matches!(self.joining.get(), Joining::Pending { .. }) {
+            // Never used: nothing to finalise, and its set-up may still be waiting for the others.
+            self.abort();
             return;
         }
         // A clean end: finalise (non-blocking: poll, for a few seconds at most), then destroy; anything else

@@ -34,13 +34,15 @@ pub struct RankEngine {
     comm: Comm,
     peers: Arc<dyn Peers>,
     detail: String,
-    /// How long meeting the other ranks took (the communicator's set-up), for the first run's stages.
-    joined: Option<Duration>,
+    /// How long this rank waited for rank 0's unique id, until the first run records the communicator's
+    /// set-up (the id and the joining) as a stage.
+    id_wait: Option<Duration>,
 }
 
 impl RankEngine {
-    /// This rank's engine: NCCL loaded, the rank's GPU opened, and the communicator of every rank joined
-    /// (within `compute.rank_timeout_s`).
+    /// This rank's engine: NCCL loaded, the rank's GPU opened, and the communicator of every rank being
+    /// joined (within `compute.rank_timeout_s`): NCCL sets it up while the engine prepares for the job and
+    /// reads its slab, and the first exchange waits for it.
     pub fn start(compute: &ComputeConfig, peers: Arc<dyn Peers>) -> Result<(Box<dyn Engine + Send>, BackendChoice)> {
         let t = Instant::now();
         // Loading NCCL (a large library) and opening the GPU take about as long as each other: side by side.
@@ -63,11 +65,11 @@ impl RankEngine {
         let met = Instant::now();
         let id = peers.share_id(timeout, &cancel, &|| nccl.unique_id())?;
         let watch = Watch { cancel, peers: peers.clone() };
+        let id_wait = met.elapsed();
         let comm = Comm::new(nccl, id, rank, world, timeout, watch)?;
-        let joined = met.elapsed();
         tracing::debug!(
-            "rank {rank} of {world} joined the others in {:.3} s ({:.3} s since it started)",
-            joined.as_secs_f64(),
+            "rank {rank} of {world} had the unique id in {:.3} s ({:.3} s since it started); joining the others",
+            id_wait.as_secs_f64(),
             t.elapsed().as_secs_f64()
         );
         let detail = format!(
@@ -80,7 +82,7 @@ impl RankEngine {
             choice.detail
         );
         let choice = BackendChoice { kind: "cuda", detail: detail.clone() };
-        Ok((Box::new(RankEngine { gpu, comm, peers, detail, joined: Some(joined) }), choice))
+        Ok((Box::new(RankEngine { gpu, comm, peers, detail, id_wait: Some(id_wait) }), choice))
     }
 
     /// The engine of this rank's GPU, and its ordinal.
@@ -123,9 +125,6 @@ impl RankEngine {
         }
         let shares = (0..world).map(|r| m.plan.share_frequencies(Share { index: r, count: world })).collect();
         let exchange = Exchange { comm: &self.comm, slabs: Exchange::slabs_for(plan.input.shape()[0], world), shares };
-        if let Some(joined) = self.joined.take() {
-            ctx.stats.add("nccl-setup", joined, 0);
-        }
         let comm = &self.comm;
         let combine =
             |dev: &Launcher, products: &[(u64, usize)], ctx: &mut RunContext| sum_on_root(comm, dev, products, ctx);
@@ -153,6 +152,11 @@ impl RankEngine {
                 return Err(self.peers.failure().unwrap_or(Error::Interrupted(Stop::Requested)))
             }
             other => other?,
+        }
+        // The communicator's set-up, which overlapped this first run's ingest.
+        if let (Some(id_wait), Some(joined)) = (self.id_wait, self.comm.joined_after()) {
+            self.id_wait = None;
+            ctx.stats.add("nccl-setup", id_wait + joined, 0);
         }
         // The record of this rank's part, for rank 0's manifest.
         // Its migration: from the ingest to its products, the waits on the other ranks' reads included,

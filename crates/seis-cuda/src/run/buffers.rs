@@ -100,8 +100,8 @@ pub struct RunBuffers {
     pub(super) kept: Option<DeviceBuffer<Cpx>>,
     /// In bands: a chunk's spectrum, frequency-major (`[ω][trace]`), on its way to the host.
     pub(super) chunk_spectrum: Option<DeviceBuffer<Cpx>>,
-    /// Several ranks: this rank's chunk with every frequency, and the blocks of its share it receives.
-    pub(super) exchange: Option<(DeviceBuffer<Cpx>, DeviceBuffer<Cpx>)>,
+    /// Several ranks: what the ranks trade through.
+    pub(super) exchange: Option<ExchangeBuffers>,
     pub(super) landing: Vec<DeviceBuffer<f32>>,
     pub(super) half: Vec<DeviceBuffer<Cpx>>,
     /// The boxes of every member of the run, member after member.
@@ -112,6 +112,16 @@ pub struct RunBuffers {
     /// Phase shift: the k-domain images of one launch; Stolt: the kz lines; split-step: the level image.
     pub(super) planes: DeviceBuffer<Cpx>,
     pub(super) ffts: Ffts,
+}
+
+/// What a rank trades the input's frequencies through (see `ingest.rs`).
+pub(super) struct ExchangeBuffers {
+    /// Chunks of this rank's slab with every frequency, each waiting for its round of the exchange: the
+    /// rank reads ahead into them while the ranks are still joining, as many as the memory left over by the
+    /// run allows (at least one).
+    pub(super) sends: Vec<DeviceBuffer<Cpx>>,
+    /// The blocks of this rank's share that one round brings, one per rank.
+    pub(super) recv: DeviceBuffer<Cpx>,
 }
 
 /// The cuFFT plans of a run and the one work area they share.
@@ -191,12 +201,13 @@ impl RunBuffers {
         let kept = if shape.members > 1 { Some(gpu.alloc::<Cpx>(bands.widest().max(1) * nk)?) } else { None };
         let chunk_spectrum =
             if bands.banded() { Some(gpu.alloc::<Cpx>(chunk_traces * shape.frequencies.len())?) } else { None };
-        // A rank trades through its chunk with every frequency, and one block of its share per rank.
         let exchange = if ranks > 1 {
-            Some((
-                gpu.alloc::<Cpx>(chunk_traces * nw)?,
-                gpu.alloc::<Cpx>(ranks * chunk_traces * shape.frequencies.len())?,
-            ))
+            let left = available.saturating_sub(layout.budget.total() + work_bytes);
+            let sends = read_ahead(plan.input.shape()[0], ranks, plan.ingest_inlines, chunk_traces * nw * 8, left);
+            Some(ExchangeBuffers {
+                sends: (0..sends).map(|_| gpu.alloc::<Cpx>(chunk_traces * nw)).collect::<Result<_>>()?,
+                recv: gpu.alloc::<Cpx>(ranks * chunk_traces * shape.frequencies.len())?,
+            })
         } else {
             None
         };
@@ -297,6 +308,16 @@ fn make_ffts(
     Ok((r2c, planes, kz))
 }
 
+/// How many chunks a rank of `ranks` stages for the exchange, `chunk_bytes` each, with `left` bytes of
+/// device memory beyond the run's plan: every round of the rank's slab of `ni` inlines in chunks of
+/// `inlines` if half of what is left holds them, else as many as it holds, and at least the one the plan
+/// counts. The other half stays free for NCCL, which sets up its buffers meanwhile.
+pub(crate) fn read_ahead(ni: usize, ranks: usize, inlines: usize, chunk_bytes: usize, left: u64) -> usize {
+    let rounds = ni.div_ceil(ranks.max(1)).div_ceil(inlines.max(1));
+    let extra = (left / 2 / chunk_bytes.max(1) as u64).min(rounds as u64) as usize;
+    (1 + extra).min(rounds).max(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,5 +357,19 @@ mod tests {
         // a copy of the band.
         let scan = RunShape::new(&third, &request, 3, RunSettings::default(), Vec::new());
         assert_ne!(shape(&third), scan);
+    }
+
+    /// A rank stages its whole slab when half the memory left holds it, as much as it holds otherwise, and
+    /// always the one chunk the memory plan counts.
+    #[test]
+    fn a_rank_reads_ahead_as_far_as_half_the_memory_left_allows() {
+        // 2048 inlines over 4 ranks in chunks of 8: 64 rounds of 100 bytes each.
+        assert_eq!(read_ahead(2048, 4, 8, 100, 1 << 30), 64);
+        assert_eq!(read_ahead(2048, 4, 8, 100, 2 * 100 * 10), 11, "ten more, and the planned one");
+        assert_eq!(read_ahead(2048, 4, 8, 100, 199), 1);
+        assert_eq!(read_ahead(2048, 4, 8, 100, 0), 1);
+        // an uneven split: the largest slab (3 of 10 inlines) in chunks of 2
+        assert_eq!(read_ahead(10, 4, 2, 100, u64::MAX), 2);
+        assert_eq!(read_ahead(3, 8, 5, 100, u64::MAX), 1);
     }
 }

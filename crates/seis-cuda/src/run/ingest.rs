@@ -10,7 +10,10 @@
 //! - several ranks: each rank reads a slab of the inlines, and after the time transform the ranks
 //!   exchange the chunk's frequencies (grouped NCCL sends and receives, see [`Exchange`]), so that each
 //!   input byte is read and crosses the bus once in the whole job; each rank then places the blocks of its
-//!   share it received into its spectrum or its host store.
+//!   share it received into its spectrum or its host store. A chunk waits with every frequency in a send
+//!   buffer until its round of the exchange, so that a rank reads and transforms its slab while NCCL is
+//!   still joining the ranks, as far ahead as it has send buffers; the rounds it staged meanwhile are
+//!   traded one after the other as soon as the ranks have joined.
 
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -123,9 +126,18 @@ impl Run<'_> {
         let (mut read_s, mut bytes) = (0.0, 0u64);
         let wall = Instant::now();
         ctx.progress.begin("read and upload", mine.max(1) as u64);
+        let staged = self.buffers.exchange.as_ref().map_or(1, |b| b.sends.len());
+        // Rounds of the exchange queued so far, and the bytes this rank sent and received in them.
+        let (mut traded, mut moved) = (0, 0);
         for (c, il) in chunks.iter().enumerate() {
             ctx.check()?;
             let slot = c % RING;
+            if let Some(x) = exchange {
+                // Round c is staged where round c − staged was: that round's exchange goes first (it runs
+                // before, on the compute stream), waiting for the ranks to join if they have not.
+                let end = (c + 1).saturating_sub(staged);
+                moved += self.trade_until(x, &mut traded, end, store.as_deref_mut(), &mut spill, &timer)?;
+            }
             if let Some(il) = il.clone() {
                 let traces = il.len() * nx;
                 if c >= RING {
@@ -167,7 +179,27 @@ impl Run<'_> {
                     Ok(())
                 })?;
             }
+            if let Some(x) = exchange {
+                if let Some(il) = il {
+                    let send = &self.buffers.exchange.as_ref().expect("a rank has exchange buffers").sends[c % staged];
+                    let to = Packed { ptr: send.ptr(), first_il: 0, rows: il.len() };
+                    let all = 0..plan.n_omega();
+                    timer.time("time-fft", &dev.compute, || self.band_transpose(slot, il.len() * nx, &all, to, nx))?;
+                }
+                if x.comm.is_joined()? {
+                    if traded < c {
+                        tracing::debug!(
+                            "rank {}: the ranks joined with {} of {} rounds of the exchange staged",
+                            x.comm.rank(),
+                            c + 1 - traded,
+                            chunks.len()
+                        );
+                    }
+                    moved += self.trade_until(x, &mut traded, c + 1, store.as_deref_mut(), &mut spill, &timer)?;
+                }
+            }
             match (exchange, store.as_deref_mut()) {
+                (Some(_), _) => {}
                 (None, None) => {
                     let il = il.clone().expect("every chunk of a single rank has inlines");
                     let to = Packed { ptr: self.buffers.spectrum.ptr(), first_il: il.start, rows: self.plan.padded[0] };
@@ -195,12 +227,14 @@ impl Run<'_> {
                     dev.record(&spill.staged, &dev.compute)?;
                     self.spill(chunk.ptr(), il, store, &mut spill, &timer)?;
                 }
-                (Some(x), store) => self.trade(x, slot, c, il.clone(), store, &mut spill, &timer)?,
             }
             dev.record(&transformed[slot], &dev.compute)?;
             if let Some(il) = il {
                 ctx.progress.advance(il.len() as u64);
             }
+        }
+        if let Some(x) = exchange {
+            moved += self.trade_until(x, &mut traded, chunks.len(), store, &mut spill, &timer)?;
         }
         for stream in [&dev.compute, &dev.copy_out] {
             let done = dev.gpu.sync_event()?;
@@ -213,6 +247,9 @@ impl Run<'_> {
         timer.collect(&mut ctx.stats)?;
         // The timer knows times, not bytes: the copies' bytes join their stage here.
         ctx.stats.add("h2d", Duration::ZERO, bytes);
+        if exchange.is_some() {
+            ctx.stats.add("exchange", Duration::ZERO, moved);
+        }
         ctx.stats.add("ingest", wall.elapsed(), bytes);
         ctx.stats.host_to_device_bytes += bytes;
         if spill.bytes > 0 {
@@ -222,33 +259,48 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// One round of the ranks' exchange: this rank's chunk `il` (if any, in half-spectrum slot `slot`)
-    /// staged with every frequency, each rank's share of it sent to that rank, and the blocks of this rank's
-    /// share that the others read in this round received and placed.
-    #[allow(clippy::too_many_arguments)]
-    fn trade(
+    /// The rounds of the exchange from `*traded` up to `end` (excluded), one after the other; returns the
+    /// bytes they moved (see [`Run::trade`]).
+    fn trade_until(
         &self,
         x: &Exchange,
-        slot: usize,
-        round: usize,
-        il: Option<Range<usize>>,
+        traded: &mut usize,
+        end: usize,
         mut store: Option<&mut WaitingSpectrum>,
         spill: &mut Spill,
         timer: &DeviceTimer,
-    ) -> Result<()> {
+    ) -> Result<u64> {
+        let mut moved = 0;
+        while *traded < end {
+            moved += self.trade(x, *traded, store.as_deref_mut(), spill, timer)?;
+            *traded += 1;
+        }
+        Ok(moved)
+    }
+
+    /// Round `round` of the ranks' exchange: this rank's chunk of the round (if any, staged with every
+    /// frequency in its send buffer) sent to every rank, that rank's share of it, and the blocks of this
+    /// rank's share that the others read in the round received and placed. Returns the bytes sent to and
+    /// received from the other ranks.
+    fn trade(
+        &self,
+        x: &Exchange,
+        round: usize,
+        mut store: Option<&mut WaitingSpectrum>,
+        spill: &mut Spill,
+        timer: &DeviceTimer,
+    ) -> Result<u64> {
         let dev = self.dev;
         let plan = self.plan;
         let nx = plan.input.shape()[1];
-        let (send, recv) = self.buffers.exchange.as_ref().expect("a run over several ranks has exchange buffers");
+        let buffers = self.buffers.exchange.as_ref().expect("a run over several ranks has exchange buffers");
         let me = x.comm.rank();
-        let all = 0..plan.n_omega();
         let inlines = plan.ingest_inlines;
-        // The receive buffers (and the staging buffer) may be written once the last round's blocks are out.
+        // The receive buffers may be written once the last round's blocks are out.
         dev.wait(&dev.compute, &spill.spilled)?;
         let mut sends = Vec::new();
-        if let Some(il) = &il {
-            let to = Packed { ptr: send.ptr(), first_il: 0, rows: il.len() };
-            timer.time("time-fft", &dev.compute, || self.band_transpose(slot, il.len() * nx, &all, to, nx))?;
+        if let Some(il) = x.chunk(me, round, inlines) {
+            let send = &buffers.sends[round % buffers.sends.len()];
             let traces = il.len() * nx;
             for (q, share) in x.shares.iter().enumerate() {
                 if !share.is_empty() {
@@ -262,11 +314,14 @@ impl Run<'_> {
         let mut placed = Vec::new();
         for p in 0..x.comm.world() {
             if let (Some(their), false) = (x.chunk(p, round, inlines), mine.is_empty()) {
-                let ptr = recv.ptr_at(p * block);
+                let ptr = buffers.recv.ptr_at(p * block);
                 recvs.push((p, ptr, their.len() * nx * mine.len() * CPX_BYTES));
                 placed.push((ptr, their));
             }
         }
+        let moved = sends.iter().chain(&recvs).filter(|t| t.0 != me).map(|t| t.2 as u64).sum();
+        // The wait for the ranks to join is not the exchange's: it ends before the exchange's time starts.
+        x.comm.join()?;
         timer.time("exchange", &dev.compute, || x.comm.enqueue_exchange(&sends, &recvs, &dev.compute))?;
         for (ptr, their) in placed {
             match store.as_deref_mut() {
@@ -296,7 +351,7 @@ impl Run<'_> {
                 }
             }
         }
-        Ok(())
+        Ok(moved)
     }
 
     /// Copy a chunk's spectrum of the share, staged frequency-major at `block` (`[ω][trace]` for the inlines
