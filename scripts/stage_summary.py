@@ -27,6 +27,12 @@ line = (
     f"migrate {t('migrate'):.3f} s, ingest+compute {t('ingest+compute'):.3f} s, exchange {t('exchange'):.3f} s, "
     f"rank-sum {t('rank-sum'):.3f} s, h2d {st['host_to_device_bytes'] / 1e9:.2f} GB"
 )
+if "nccl-setup" in s:
+    rate = gb("exchange") / t("exchange") if t("exchange") > 0 else 0.0
+    line += (
+        f", engine-setup {t('engine-setup'):.3f} s, engine-wait {t('engine-wait'):.3f} s, "
+        f"nccl-setup {t('nccl-setup'):.3f} s, exchanged {gb('exchange'):.2f} GB ({rate:.0f} GB/s of exchange time)"
+    )
 d = st.get("distributed")
 if d:
     line += f", imbalance {d['imbalance']:.2f}, ranks " + " ".join(
