@@ -157,6 +157,8 @@ fn run_rank(
 /// products, and the plan's memory against this machine's.
 pub fn validate(args: &JobArgs) -> anyhow::Result<()> {
     let job = Job::load(&args.job, &args.overrides)?;
+    // The memory report asks about compute.device alone, whatever the backend: CUDA need open no other.
+    super::see_only_gpu(job.config.compute.device);
     check_files(&job)?;
     let prepared = prepare(job)?;
     // A signal that came while the job was prepared stops it here even if nothing polled it since: a

@@ -99,7 +99,7 @@ pub fn memory_report(p: &Prepared) -> Vec<String> {
             format!(
                 "device memory: the plan needs ≈ {} (and cuFFT's work areas), GPU {} ({}) has {} free{}: {verdict}",
                 human_bytes(device),
-                d.ordinal,
+                compute.device,
                 d.name,
                 human_bytes(d.free_memory_bytes),
                 limit.map(|l| format!(", compute.device_memory_gb allows {}", human_bytes(l))).unwrap_or_default()

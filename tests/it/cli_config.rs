@@ -345,6 +345,28 @@ fn validate_compares_the_memory_of_the_plan_with_the_machine() {
     assert!(line.contains("does not fit"), "{o:?}");
 }
 
+/// `validate` asks about the job's GPU alone, as a run does, so that CUDA's start-up opens no other GPU of
+/// the host; its report names the GPU as the job does. Needs `SEISIMAGE_GPU_TESTS=1` and a GPU.
+#[test]
+fn validate_lets_cuda_see_only_the_jobs_gpu() {
+    if std::env::var("SEISIMAGE_GPU_TESTS").as_deref() != Ok("1") {
+        eprintln!("GPU run skipped: set SEISIMAGE_GPU_TESTS=1 on a machine with a CUDA device to run it");
+        return;
+    }
+    let count = seisimage::gpu::probe().expect("SEISIMAGE_GPU_TESTS=1 but no usable GPU").devices.len();
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_job(&dir.path().join("job.toml"), &job("zmax = 200.0", ""));
+    for device in [0, count - 1] {
+        let device_is = format!("compute.device={device}");
+        let o = run(&["-v", "validate", path.to_str().unwrap(), "--set", &device_is]);
+        assert_eq!(o.code(), Some(0), "{o:?}");
+        // A host of one GPU has nothing to hide.
+        assert_eq!(o.stderr.contains(&format!("CUDA sees device {device} alone")), count > 1, "{o:?}");
+        let line = o.stdout.lines().find(|l| l.contains("device memory")).unwrap_or_else(|| panic!("{o:?}"));
+        assert!(line.contains(&format!("GPU {device} (")) && line.contains("fits"), "{o:?}");
+    }
+}
+
 /// What the plan changed or doubts (fmax above Nyquist, a depth slice moved to the nearest level) is a
 /// warning in `validate`'s output, not a note.
 #[test]
