@@ -24,7 +24,7 @@ def gb(name):
 line = (
     f"{label}: wall {m['wall_seconds']:.3f} s, bands {st['frequency_bands']}, ingest {t('ingest'):.3f} s, "
     f"band-store {t('band-store'):.3f} s, band-load {t('band-load'):.3f} s ({gb('band-load'):.2f} GB), spill {gb('spill'):.2f} GB, "
-    f"migrate {t('migrate'):.3f} s, ingest+compute {t('ingest+compute'):.3f} s, exchange {t('exchange'):.3f} s, "
+    f"migrate {t('migrate'):.3f} s, ingest+compute {t('ingest+compute'):.3f} s, exchange {t('exchange'):.3f} s (+ placing {t('exchange-place'):.3f} s), "
     f"rank-sum {t('rank-sum'):.3f} s, h2d {st['host_to_device_bytes'] / 1e9:.2f} GB"
 )
 if "nccl-setup" in s:

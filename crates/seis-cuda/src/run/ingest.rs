@@ -329,7 +329,7 @@ impl Run<'_> {
                     let [pi, px, _] = plan.padded;
                     // SAFETY: the block holds mine.len() planes of their.len() × nx values; the spectrum holds
                     // mine.len() padded planes of pi × px.
-                    timer.time("exchange", &dev.compute, || unsafe {
+                    timer.time("exchange-place", &dev.compute, || unsafe {
                         copy_3d(
                             Slabs {
                                 at: Target::Device(self.buffers.spectrum.ptr()),
