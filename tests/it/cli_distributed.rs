@@ -376,7 +376,7 @@ fn a_failing_rank_writes_nothing_through_a_link_and_its_folder_goes_with_the_nex
     assert!(!rendezvous.exists(), "the folder of the failed run stays: {:?}", names(&out));
 }
 
-/// Start ranks `which` of a run of `world` ranks of `job`, sharing this machine's one GPU as emulated hosts,
+/// Start ranks `which` of a run of `world` ranks of `job`, sharing one GPU of this machine as emulated hosts,
 /// as NCCL allows with a host id per rank and sockets on the loopback interface. `extra(rank)` adds
 /// arguments to a rank.
 fn start_ranks(
@@ -398,10 +398,21 @@ fn start_ranks(
                 .env("NCCL_HOSTID", format!("seisimage-test-host-{r}"))
                 .env("NCCL_NET", "Socket")
                 .env("NCCL_SOCKET_IFNAME", "lo")
-                .env("NCCL_NVLS_ENABLE", "0");
+                .env("NCCL_NVLS_ENABLE", "0")
+                // Every rank on the first GPU, as a host of one GPU has it, whatever this host has.
+                .env("CUDA_VISIBLE_DEVICES", first_gpu());
             Running::start(&mut c)
         })
         .collect()
+}
+
+/// The first GPU this process may use, as `CUDA_VISIBLE_DEVICES` names it.
+fn first_gpu() -> String {
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").unwrap_or_default();
+    match visible.split(',').next().map(str::trim) {
+        Some(first) if !first.is_empty() => first.to_string(),
+        _ => "0".to_string(),
+    }
 }
 
 fn gpu_ranks_wanted() -> bool {
