@@ -21,8 +21,10 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     }
     let mode = RunMode::of_run(args.shard)?;
     // Before the progress display, whose thread may read the environment.
-    if matches!(mode, RunMode::Alone | RunMode::Shard(_)) {
-        see_only_the_jobs_gpu(&jobs, args.backend);
+    match mode {
+        RunMode::Alone | RunMode::Shard(_) => see_only_the_jobs_gpu(&jobs, args.backend),
+        RunMode::Rank(_) => super::nccl_through_cuda_ipc(),
+        RunMode::Reduce => {}
     }
     let progress = reporting.progress();
     match &mode {

@@ -77,6 +77,20 @@ fn see_only_gpu(device: usize) {
     tracing::debug!("CUDA sees device {device} alone (CUDA_VISIBLE_DEVICES={list}), so its start-up opens no other");
 }
 
+/// In a rank of a run over several GPUs, have NCCL reach the buffers of the ranks of its host through CUDA's
+/// IPC handles instead of its own cuMem mappings (`NCCL_CUMEM_ENABLE=0`), unless the environment sets that
+/// variable; like [`see_only_gpu`], before anything loads NCCL. On four H100s joined by NVLink, rank 0's
+/// part of the ingest exchange of a 16 GB volume took 0.107 s of device time (81 GB/s) that way, against
+/// 0.24-0.27 s (32-36 GB/s) through the mappings, in runs on three hosts, alternated on one.
+fn nccl_through_cuda_ipc() {
+    if std::env::var_os("NCCL_CUMEM_ENABLE").is_some() {
+        return;
+    }
+    // As in `see_only_gpu`: nothing has loaded NCCL, and no other thread reads the environment now.
+    std::env::set_var("NCCL_CUMEM_ENABLE", "0");
+    tracing::debug!("NCCL reaches the other GPUs of this host through CUDA IPC handles (NCCL_CUMEM_ENABLE=0)");
+}
+
 /// SEG-Y reading options from the shared command-line flags.
 fn segy_options(a: &SegyArgs) -> SegyOptions {
     SegyOptions {

@@ -338,6 +338,20 @@ fn ranks_without_sense_or_nccl_are_refused_clearly() {
         assert_eq!(out.code(), Some(1), "{out:?}");
         assert!(!out.stderr.contains("panicked"), "{out:?}");
         assert!(out.stderr.contains("NCCL") || out.stderr.contains("CUDA"), "{out:?}");
+        // A rank has NCCL reach the other GPUs through CUDA IPC (a faster exchange), unless the user chose.
+        let rank_1 = |cumem: Option<&str>| {
+            let mut c = seisimage();
+            c.args(["-v", "run", job_s]).env("RANK", "1").env("WORLD_SIZE", "2").env("SEISIMAGE_RUN_ID", "t");
+            match cumem {
+                Some(v) => c.env("NCCL_CUMEM_ENABLE", v),
+                None => c.env_remove("NCCL_CUMEM_ENABLE"),
+            };
+            run_command(&mut c)
+        };
+        let out = rank_1(None);
+        assert!(out.stderr.contains("NCCL_CUMEM_ENABLE=0"), "{out:?}");
+        let out = rank_1(Some("1"));
+        assert!(!out.stderr.contains("NCCL_CUMEM_ENABLE=0"), "{out:?}");
     }
 }
 

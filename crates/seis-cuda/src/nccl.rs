@@ -13,14 +13,23 @@
 //! the communicator is aborted. Joining the other ranks is non-blocking too: NCCL sets the communicator
 //! up on a thread of its own (its topology, connections and kernels take a large part of a second), and
 //! the rank reads and transforms its slab meanwhile; the first call that needs the communicator waits
-//! for it ([`Comm::join`]).
+//! for it ([`Comm::join`]). Most of NCCL's set-up is loading its kernels, one at a time as it asks CUDA
+//! about each; loading every module whole instead (`CUDA_MODULE_LOADING=EAGER`) took that out of NCCL's
+//! set-up but put as much into opening the rank's GPU, which nothing overlaps: on four H100s, alternated
+//! four times, the runs were no faster.
 //!
 //! The communicator uses at most [`CHANNELS`] channels (NCCL's CTAs). NCCL connects each channel to each
 //! peer on its first transfer, with device buffers of its own whose handles pass between the processes.
 //! On four H100s joined by NVLink its default there is 32 channels per peer, and the ingest exchange of a
-//! 16 GB volume over 4 ranks then took 1.35-1.47 s, against 0.50-0.54 s with 4 channels, as fast as the
-//! ranks read their slabs, and as fast as NCCL's transport through host memory (0.47-0.52 s); the sum of
-//! the products took the same with either. `NCCL_MAX_CTAS` set in the environment overrides it.
+//! 16 GB volume over 4 ranks then took 1.35-1.47 s, against 0.50-0.54 s with 4 channels; the sum of the
+//! products took the same with either. How many channels are best depends on how NCCL reaches the other
+//! GPUs (see `nccl_through_cuda_ipc` of the command line): rank 0's part of that exchange took, in device
+//! time,
+//! - through NCCL's cuMem mappings: 0.26 s with 4 channels, 0.37 s with 8, 0.61-0.64 s with 16 (also with
+//!   the 16 connected while NCCL joined the ranks, `NCCL_RUNTIME_CONNECT=0`);
+//! - through CUDA IPC handles: 0.107-0.116 s with 4 channels, 0.086-0.090 s with 8, 0.097-0.099 s with 16.
+//!
+//! `NCCL_MAX_CTAS` set in the environment overrides it.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::OnceLock;
@@ -43,7 +52,7 @@ const IN_PROGRESS: c_int = 7;
 const CONFIG_MAGIC: u32 = 0xcafe_beef;
 const CONFIG_UNDEF_INT: c_int = c_int::MIN;
 /// The most channels the communicator uses (see the module comment).
-pub const CHANNELS: c_int = 4;
+pub const CHANNELS: c_int = 8;
 
 type Code = c_int;
 
