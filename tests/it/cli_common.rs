@@ -28,6 +28,16 @@ pub fn seisimage_path() -> std::ffi::OsString {
 
 pub use seisimage::io::files::child_process as child;
 
+/// How many GPUs this machine has, for a test's GPU part, when `SEISIMAGE_GPU_TESTS=1` (a machine without
+/// a usable GPU then fails the test); without that variable `None`, with a message, and the part is skipped.
+pub fn gpus_for_tests() -> Option<usize> {
+    if std::env::var("SEISIMAGE_GPU_TESTS").as_deref() != Ok("1") {
+        eprintln!("GPU run skipped: set SEISIMAGE_GPU_TESTS=1 on a machine with a CUDA device to run it");
+        return None;
+    }
+    Some(seisimage::gpu::probe().expect("SEISIMAGE_GPU_TESTS=1 but no usable GPU").devices.len())
+}
+
 /// What a finished command left.
 pub struct Outcome {
     pub status: ExitStatus,

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli_common::{run, run_command, seisimage, write_job};
+use crate::cli_common::{gpus_for_tests, run, run_command, seisimage, write_job};
 use seisimage::job::Job;
 
 /// The F3 cut shipped with the project (23 inlines 111..=133, 18 crosslines 875..=892, 75 samples).
@@ -349,11 +349,7 @@ fn validate_compares_the_memory_of_the_plan_with_the_machine() {
 /// the host; its report names the GPU as the job does. Needs `SEISIMAGE_GPU_TESTS=1` and a GPU.
 #[test]
 fn validate_lets_cuda_see_only_the_jobs_gpu() {
-    if std::env::var("SEISIMAGE_GPU_TESTS").as_deref() != Ok("1") {
-        eprintln!("GPU run skipped: set SEISIMAGE_GPU_TESTS=1 on a machine with a CUDA device to run it");
-        return;
-    }
-    let count = seisimage::gpu::probe().expect("SEISIMAGE_GPU_TESTS=1 but no usable GPU").devices.len();
+    let Some(count) = gpus_for_tests() else { return };
     let dir = tempfile::tempdir().unwrap();
     let path = write_job(&dir.path().join("job.toml"), &job("zmax = 200.0", ""));
     for device in [0, count - 1] {

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli_common::{job_text, model, names, run, samples, write_job, write_segy, Outcome};
+use crate::cli_common::{gpus_for_tests, job_text, model, names, run, samples, write_job, write_segy, Outcome};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -211,11 +211,7 @@ fn the_backend_falls_back_to_the_cpu_only_when_asked_to() {
 /// a device that does not exist is named in the error. Needs `SEISIMAGE_GPU_TESTS=1` and a GPU.
 #[test]
 fn a_run_on_one_gpu_lets_cuda_see_only_that_gpu() {
-    if std::env::var("SEISIMAGE_GPU_TESTS").as_deref() != Ok("1") {
-        eprintln!("GPU run skipped: set SEISIMAGE_GPU_TESTS=1 on a machine with a CUDA device to run it");
-        return;
-    }
-    let count = seisimage::gpu::probe().expect("SEISIMAGE_GPU_TESTS=1 but no usable GPU").devices.len();
+    let Some(count) = gpus_for_tests() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (job, out) = setup(dir.path());
     let mut products = Vec::new();
