@@ -69,6 +69,25 @@ fn streaming_writer_needs_every_value_before_it_publishes() {
 }
 
 #[test]
+fn streaming_writer_lays_down_every_value_of_pieces_of_any_size() {
+    // Pieces larger than the writer's conversion block, and not multiples of it: the bytes after the
+    // header are the values' little-endian bytes, in order, whatever the pieces were.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.npy");
+    let data = values(3 * 100_003);
+    let mut w = NpyWriter::create(&path, &[3, 100_003]).unwrap();
+    for piece in data.chunks(70_001) {
+        w.write(piece).unwrap();
+    }
+    w.finish().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let header = 10 + u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let expected: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(bytes.len(), header + expected.len());
+    assert!(bytes[header..] == expected[..], "the values as written");
+}
+
+#[test]
 fn files_assembled_from_the_format_description_are_read() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("f.npy");
