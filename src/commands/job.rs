@@ -139,7 +139,10 @@ fn run_rank(
                 m.wall_seconds,
                 env.world,
                 m.config.output.dir.join(MANIFEST).display()
-            )
+            );
+            if let Some(note) = ranks::start_up_note(&m.stages) {
+                tracing::info!("{note}");
+            }
         })
         .and_then(|mut failed| failed.pop().map_or(Ok(()), |(_, e)| Err(e)))
     } else {
