@@ -23,7 +23,7 @@ use super::run::Exchange;
 use seis_core::cancel::{CancelToken, Stop};
 use seis_core::context::RunContext;
 use seis_core::error::{Error, Result};
-use seis_core::stats::{Distribution, PartRecord};
+use seis_core::stats::{Distribution, PartRecord, Stages};
 use seis_imaging::bands::Share;
 use seis_imaging::compute::ComputeConfig;
 use seis_imaging::parts::part_record;
@@ -209,8 +209,10 @@ fn sum_on_root(
         ctx.stats.add("rank-sum", t.elapsed(), bytes);
         return Ok(None);
     }
+    let mut steps = Stages::default();
     // The other ranks' boxes side by side, rank after rank: box k of rank p at (p − 1) · total + offset(k).
     let inbox: DeviceBuffer<f32> = dev.gpu.alloc((world - 1).max(1) * total.max(1))?;
+    steps.lap("allocate");
     let mut recvs = Vec::new();
     for p in 1..world {
         let mut at = (p - 1) * total;
@@ -220,6 +222,7 @@ fn sum_on_root(
         }
     }
     comm.exchange(&dev.gpu, &[], &recvs, &dev.compute)?;
+    steps.lap("receive");
     let mut at = 0;
     let mut sums = Vec::with_capacity(products.len());
     for &(ptr, n) in products {
@@ -235,7 +238,10 @@ fn sum_on_root(
         sums.push(DeviceView { ptr, len: n });
     }
     dev.sync(&dev.compute)?;
+    steps.lap("sum");
     let sums = sums.into_iter().map(|v| v.to_host()).collect::<Result<Vec<_>>>()?;
+    steps.lap("to the host");
+    steps.log_trace("the ranks' products summed");
     ctx.stats.add("rank-sum", t.elapsed(), bytes);
     Ok(Some(sums))
 }
