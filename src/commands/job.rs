@@ -1,7 +1,7 @@
 //! `seisimage run`, `validate` and `print-config`: a job file from first check to manifest.
 
 use seisimage::cancel::CancelToken;
-use seisimage::distributed::{launcher, ranks};
+use seisimage::distributed::{launcher, ranks, start_up};
 use seisimage::job::{Backend, Job};
 use seisimage::progress::Progress;
 use seisimage::run::shard;
@@ -140,7 +140,7 @@ fn run_rank(
                 env.world,
                 m.config.output.dir.join(MANIFEST).display()
             );
-            if let Some(note) = ranks::start_up_note(&m.stages) {
+            if let Some(note) = start_up::start_up_note(&m.stages) {
                 tracing::info!("{note}");
             }
         })

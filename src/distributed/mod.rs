@@ -18,5 +18,6 @@ mod alive;
 pub mod launcher;
 pub mod ranks;
 pub mod slurm;
+pub mod start_up;
 
 pub use crate::imaging::parts::{host_name, part_record, sum_in_order};
