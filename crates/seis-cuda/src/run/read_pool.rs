@@ -1,0 +1,35 @@
+//! The threads that decode the input's chunks during the ingest (see `ingest.rs`): at most
+//! [`READ_THREADS`] of them, however many cores the host has.
+
+/// The most threads that decode a chunk of the input into its staging buffer.
+///
+/// A chunk is a few tens of megabytes, decoded anew for each chunk by threads that wait in between while
+/// the chunk is handed to the device. On a 64-core host (a virtual machine with 4 × H100), the 16 GB
+/// phase-shift job of `scripts/gpu-multi.sh` on one GPU read and uploaded its input in 1.53-1.95 s on 64
+/// threads, 0.59-0.82 s on 32, 0.50-0.54 s on 16 and 0.61-0.74 s on 8 (`RAYON_NUM_THREADS`, two
+/// alternated runs each); `seisimage bench` took its ingest from 0.20 × to 0.67 × the pinned upload
+/// bandwidth with 16 threads instead of 64. A profile of the 64-thread run put most of the pool's time in
+/// rayon's work stealing and the kernel's wake-ups, and 6 % in the decode itself: past about 16 threads the
+/// decode of a chunk is bound by memory, and every thread more adds only waking and stealing. With this
+/// limit, in three runs alternated with a build without it on that host, the job's ingest took 0.52-0.61 s
+/// against 1.68-1.79 s, and the job 2.92-3.13 s from command to products against 4.13-4.26 s.
+const READ_THREADS: usize = 16;
+
+/// The pool that decodes the input's chunks: the process's pool when it has at most [`READ_THREADS`]
+/// threads, else one of that many (none if it cannot start: the process's pool then does the work).
+pub(super) fn read_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = rayon::current_num_threads();
+        (threads > READ_THREADS)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(READ_THREADS)
+                    .thread_name(|i| format!("seisimage-read-{i}"))
+                    .build()
+                    .ok()
+            })
+            .flatten()
+    })
+    .as_ref()
+}
