@@ -1,10 +1,10 @@
 //! A product as a picture: its slice, its title and the quantity its values are.
 
-use super::written::{PendingPicture, ProductTarget, WrittenProduct};
+use super::written::{group_clip, PendingPicture, ProductTarget, WrittenProduct};
 use super::{ProductKind, ProductSpec};
 use crate::attributes::Attribute;
 use crate::error::Result;
-use crate::render::{self, ClipScope, PictureInfo, Quantity, SliceData};
+use crate::render::{self, PictureInfo, Quantity, SliceData};
 use crate::volume::{Geometry, Volume};
 
 /// Draw the pictures that wait for a shared clip: each group's clip is the percentile over the values of
@@ -23,20 +23,10 @@ pub(super) fn draw_shared_pictures(products: &mut [WrittenProduct], target: &Pro
         }
     }
     let mut clips = vec![None; products.len()];
-    for ((kind, quantity), members) in &groups {
+    for (_, members) in &groups {
         target.cancel.check()?;
         let pending: Vec<&PendingPicture> = members.iter().filter_map(|&i| products[i].pending.as_ref()).collect();
-        let values: Vec<std::borrow::Cow<[f32]>> =
-            pending.iter().map(|p| render::display_values(&p.slice.as_slice(), &p.info.quantity, &p.render)).collect();
-        let parts: Vec<&[f32]> = values.iter().map(|v| v.as_ref()).collect();
-        let n = members.len();
-        let (scope, over) = match kind {
-            Some(kind) if n == 1 => (ClipScope::Kind, format!("in the only {kind} picture of {quantity} of this run")),
-            Some(kind) => (ClipScope::Kind, format!("over the {n} {kind} pictures of {quantity} of this run")),
-            None if n == 1 => (ClipScope::Job, format!("in the only picture of {quantity} of this run")),
-            None => (ClipScope::Job, format!("over all {n} pictures of {quantity} of this run")),
-        };
-        let clip = render::decide_clip(&parts, &pending[0].info.quantity, &pending[0].render, scope, &over);
+        let clip = group_clip(&pending);
         for &i in members {
             clips[i] = Some(clip.clone());
         }
@@ -54,11 +44,9 @@ pub(super) fn draw_shared_pictures(products: &mut [WrittenProduct], target: &Pro
         })
         .collect();
     for (i, image) in drawn {
-        let [sidecar, png] = image?.files;
         let p = &mut products[i];
         p.pending = None;
-        p.files.insert(0, (sidecar, "json"));
-        p.files.insert(0, (png, "png"));
+        p.files.splice(0..0, super::written::drawn_files(image?));
     }
     Ok(())
 }

@@ -92,7 +92,8 @@ impl OpenProduct {
                 panels: Vec::new(),
                 remarks: super::remarks::picture_remarks(&g, target.image, spec.reach, target.edge_tapers),
             };
-            (files, pending) = picture_files(path, slice, info, target.render.clone(), spec.kind.noun())?;
+            (files, pending) =
+                picture_files(path, slice, info, target.render.clone(), spec.kind.noun(), &target.lone_pictures)?;
         }
         for (f, mut sink) in sinks {
             let mut steps = crate::stats::Stages::default();

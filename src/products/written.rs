@@ -35,7 +35,7 @@ pub(crate) struct PendingPicture {
     /// How it is drawn: the run's options, or a panel's (wider).
     pub(super) render: RenderOptions,
     /// The pictures that share its clip: its kind (for `clip = "kind"`) and its quantity.
-    pub(super) group: (Option<&'static str>, String),
+    pub(super) group: ClipGroup,
 }
 
 impl WrittenProduct {
@@ -51,13 +51,14 @@ impl WrittenProduct {
         render: RenderOptions,
     ) -> Result<Self> {
         let label = info.product.clone();
-        let (files, pending) = picture_files(path, slice, info, render, noun)?;
+        let (files, pending) = picture_files(path, slice, info, render, noun, &[])?;
         Ok(WrittenProduct { kind, attribute: None, scan: None, label, axes: Some(axes), files, pending })
     }
 }
 
-/// A picture's files, drawn now when it has a clip of its own; else nothing yet, and the picture pending
-/// until its group's clip is known (see [`draw_shared_pictures`]).
+/// A picture's files, drawn now when it has a clip of its own or is the only picture of its group
+/// (one of `lone`); else nothing yet, and the picture pending until its group's clip is known (see
+/// [`draw_shared_pictures`]).
 #[allow(clippy::type_complexity)]
 pub(super) fn picture_files(
     path: PathBuf,
@@ -65,18 +66,41 @@ pub(super) fn picture_files(
     info: PictureInfo,
     render: RenderOptions,
     noun: &'static str,
+    lone: &[ClipGroup],
 ) -> Result<(Vec<(SealedOutput, &'static str)>, Option<PendingPicture>)> {
-    match render.clip.scope() {
-        Some(ClipScope::Kind) | Some(ClipScope::Job) => {
-            let kind = (render.clip.scope() == Some(ClipScope::Kind)).then_some(noun);
-            let group = (kind, info.quantity.name.clone());
-            Ok((Vec::new(), Some(PendingPicture { path, slice, info, render, group })))
-        }
-        _ => {
-            let [sidecar, png] = render::render_png_sealed(&path, &slice.as_slice(), &render, &info)?.files;
-            Ok((vec![(png, "png"), (sidecar, "json")], None))
-        }
+    let Some(group) = clip_group(&render, noun, &info.quantity.name) else {
+        return Ok((drawn_files(render::render_png_sealed(&path, &slice.as_slice(), &render, &info)?), None));
+    };
+    let pending = PendingPicture { path, slice, info, render, group };
+    if !lone.contains(&pending.group) {
+        return Ok((Vec::new(), Some(pending)));
     }
+    let info = PictureInfo { clip: Some(group_clip(&[&pending])), ..pending.info.clone() };
+    let image = render::render_png_sealed(&pending.path, &pending.slice.as_slice(), &pending.render, &info)?;
+    Ok((drawn_files(image), None))
+}
+
+/// The clip shared by `pending`, every picture of one group (at least one): the percentile over all their
+/// values.
+pub(super) fn group_clip(pending: &[&PendingPicture]) -> render::Clip {
+    let (kind, quantity) = &pending[0].group;
+    let values: Vec<std::borrow::Cow<[f32]>> =
+        pending.iter().map(|p| render::display_values(&p.slice.as_slice(), &p.info.quantity, &p.render)).collect();
+    let parts: Vec<&[f32]> = values.iter().map(|v| v.as_ref()).collect();
+    let n = pending.len();
+    let (scope, over) = match kind {
+        Some(kind) if n == 1 => (ClipScope::Kind, format!("in the only {kind} picture of {quantity} of this run")),
+        Some(kind) => (ClipScope::Kind, format!("over the {n} {kind} pictures of {quantity} of this run")),
+        None if n == 1 => (ClipScope::Job, format!("in the only picture of {quantity} of this run")),
+        None => (ClipScope::Job, format!("over all {n} pictures of {quantity} of this run")),
+    };
+    render::decide_clip(&parts, &pending[0].info.quantity, &pending[0].render, scope, &over)
+}
+
+/// A drawn picture's files in the product's order: the picture, then its sidecar.
+pub(super) fn drawn_files(image: render::SealedImage) -> Vec<(SealedOutput, &'static str)> {
+    let [sidecar, png] = image.files;
+    vec![(png, "png"), (sidecar, "json")]
 }
 
 /// Where a run's products go and how they are drawn: what writing any of them needs besides its spec and
@@ -98,6 +122,21 @@ pub struct ProductTarget<'a> {
     pub edge_tapers: [usize; 2],
     /// How sub-volume files are written: the processing history of SEG-Y text headers, among others.
     pub volume_options: crate::io::WriteOptions,
+    /// The clip groups (see [`PendingPicture::group`]) that hold one picture in the whole run: such a
+    /// picture is drawn as soon as its values come, not after the migration.
+    pub lone_pictures: Vec<ClipGroup>,
+}
+
+/// Which pictures share a clip: a kind's (for `clip = "kind"`; `None` for `clip = "job"`) of a quantity.
+pub type ClipGroup = (Option<&'static str>, String);
+
+/// The group of a picture of `noun`'s kind and of `quantity` drawn with `render`, if it shares its clip.
+pub fn clip_group(render: &RenderOptions, noun: &'static str, quantity: &str) -> Option<ClipGroup> {
+    match render.clip.scope() {
+        Some(ClipScope::Kind) => Some((Some(noun), quantity.to_string())),
+        Some(ClipScope::Job) => Some((None, quantity.to_string())),
+        _ => None,
+    }
 }
 
 /// Put written products in place, every file flushed to disk at once (see [`commit_together_replacing`]),

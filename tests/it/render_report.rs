@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::cli_common::{job_text, model, names, run, samples, write_job, write_segy};
+use crate::cli_common::{job_text, model, names, run, run_command, samples, seisimage, write_job, write_segy};
 use seisimage::render::text;
 
 fn sidecar(png: &Path) -> Value {
@@ -172,6 +172,33 @@ fn pictures_of_one_kind_share_their_clip_and_say_so() {
     let (a, b) = (sidecar(&out.join("inline_3.png")), sidecar(&out.join("inline_9.png")));
     assert_ne!(a["clip"]["value"], b["clip"]["value"]);
     assert_eq!(a["clip"]["scope"], "picture");
+}
+
+#[test]
+fn the_only_picture_of_its_kind_is_drawn_with_its_product_the_others_after_all_came() {
+    // Two inlines share their clip, so they wait for each other; the one depth slice needs no other
+    // picture's values, and is drawn as its product is written, before the run's products are all in.
+    let dir = tempfile::tempdir().unwrap();
+    let m = model(12, 16, 120);
+    let input = dir.path().join("in.sgy");
+    write_segy(&input, &m, &samples(&m));
+    let out = dir.path().join("out");
+    let output = "inlines = [3, 9]\ndepth_slices = [150.0]\n[output.render]\nclip = \"kind\"\n";
+    let text = job_text(&input, &out, "dz = 5.0\nzmax = 300.0\nfmax = 40.0", output);
+    let job = write_job(&dir.path().join("job.toml"), &text);
+    let o = run_command(seisimage().args(["-vv", "run", job.to_str().unwrap()]).env("RUST_LOG", "trace"));
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    let log = format!("{}{}", o.stdout, o.stderr);
+    let line_of = |what: &str| log.lines().position(|l| l.contains(what)).unwrap_or_else(|| panic!("{what}: {log}"));
+    let all_in = line_of("writing: done");
+    assert!(line_of("depth_150m.png: clip") < all_in, "the depth slice is drawn with its product:\n{log}");
+    assert!(line_of("inline_3.png: clip") > all_in, "the inlines wait for each other:\n{log}");
+    assert!(line_of("inline_9.png: clip") > all_in, "the inlines wait for each other:\n{log}");
+    // Drawn early or late, a lone picture's clip is its own, and says so.
+    let depth = sidecar(&out.join("depth_150m.png"));
+    assert_eq!(depth["clip"]["scope"], "kind");
+    let notes = depth["notes"][0].as_str().unwrap();
+    assert!(notes.contains("in the only depth slice picture"), "{notes}");
 }
 
 #[test]
