@@ -122,8 +122,8 @@ pub struct ProductTarget<'a> {
     pub edge_tapers: [usize; 2],
     /// How sub-volume files are written: the processing history of SEG-Y text headers, among others.
     pub volume_options: crate::io::WriteOptions,
-    /// The clip groups (see [`PendingPicture::group`]) that hold one picture in the whole run: such a
-    /// picture is drawn as soon as its values come, not after the migration.
+    /// The clip groups ([`ClipGroup`]) that hold one picture in the whole run: such a picture is drawn as
+    /// soon as its values come, not after the migration.
     pub lone_pictures: Vec<ClipGroup>,
 }
 

@@ -132,6 +132,12 @@ fn plot_draws_sections_attributes_and_wiggles_and_refuses_lines_not_in_the_surve
 /// A CPU job on a small synthetic (a diffractor under crossline 8.5, inline 6.5) with two inlines, a depth slice and a region; `render` is the body of
 /// `[output.render]`.
 fn job(dir: &Path, render: &str, extra: &str) -> std::path::PathBuf {
+    job_logged(dir, render, extra, &[]).0
+}
+
+/// [`job`] run with `flags` before `run` (with flags, every log line is kept): its output folder and its
+/// log.
+fn job_logged(dir: &Path, render: &str, extra: &str, flags: &[&str]) -> (std::path::PathBuf, String) {
     let m = model(12, 16, 120);
     let input = dir.join("in.sgy");
     write_segy(&input, &m, &samples(&m));
@@ -142,9 +148,14 @@ fn job(dir: &Path, render: &str, extra: &str) -> std::path::PathBuf {
     );
     let text = job_text(&input, &out, "dz = 5.0\nzmax = 300.0\nfmax = 40.0", &output);
     let job = write_job(&dir.join("job.toml"), &text);
-    let o = run(&["run", job.to_str().unwrap()]);
+    let mut command = seisimage();
+    command.args(flags).args(["run", job.to_str().unwrap()]);
+    if !flags.is_empty() {
+        command.env("RUST_LOG", "trace");
+    }
+    let o = run_command(&mut command);
     assert_eq!(o.code(), Some(0), "{o:?}");
-    out
+    (out, format!("{}{}", o.stdout, o.stderr))
 }
 
 #[test]
@@ -179,16 +190,7 @@ fn the_only_picture_of_its_kind_is_drawn_with_its_product_the_others_after_all_c
     // Two inlines share their clip, so they wait for each other; the one depth slice needs no other
     // picture's values, and is drawn as its product is written, before the run's products are all in.
     let dir = tempfile::tempdir().unwrap();
-    let m = model(12, 16, 120);
-    let input = dir.path().join("in.sgy");
-    write_segy(&input, &m, &samples(&m));
-    let out = dir.path().join("out");
-    let output = "inlines = [3, 9]\ndepth_slices = [150.0]\n[output.render]\nclip = \"kind\"\n";
-    let text = job_text(&input, &out, "dz = 5.0\nzmax = 300.0\nfmax = 40.0", output);
-    let job = write_job(&dir.path().join("job.toml"), &text);
-    let o = run_command(seisimage().args(["-vv", "run", job.to_str().unwrap()]).env("RUST_LOG", "trace"));
-    assert_eq!(o.code(), Some(0), "{o:?}");
-    let log = format!("{}{}", o.stdout, o.stderr);
+    let (out, log) = job_logged(dir.path(), "clip = \"kind\"", "", &["-vv"]);
     let line_of = |what: &str| log.lines().position(|l| l.contains(what)).unwrap_or_else(|| panic!("{what}: {log}"));
     let all_in = line_of("writing: done");
     assert!(line_of("depth_150m.png: clip") < all_in, "the depth slice is drawn with its product:\n{log}");
