@@ -490,17 +490,17 @@ fn gpu_ranks_on_emulated_hosts_compute_the_one_process_image() {
     }
 }
 
-/// A velocity scan over two ranks on the one GPU: every member's products are those of the scan on the CPU
-/// in one process (relative L2 ≤ 1e-4).
+/// A velocity scan over two ranks on the one GPU, with the slices' envelopes: every member's products are
+/// those of the scan on the CPU in one process (relative L2 ≤ 1e-4), the envelopes taken of the ranks' sum.
 #[test]
 fn gpu_ranks_run_a_velocity_scan_as_one_process_does() {
     if !gpu_ranks_wanted() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let scan = ["--set", "velocity.scale=[0.9, 1.1]"];
+    let scan = ["--set", "velocity.scale=[0.9, 1.1]", "--set", "output.attributes=[\"envelope\"]"];
     let (cpu_job, whole) = setup(dir.path(), IMAGING, "whole-scan", "cpu");
-    let o = run(&["--quiet", "run", cpu_job.to_str().unwrap(), scan[0], scan[1]]);
+    let o = run(&[&["--quiet", "run", cpu_job.to_str().unwrap()][..], &scan].concat());
     assert_eq!(o.code(), Some(0), "{o:?}");
     let (job, out) = setup(dir.path(), IMAGING, "ranks-scan", "cuda");
     for (r, running) in
@@ -510,7 +510,8 @@ fn gpu_ranks_run_a_velocity_scan_as_one_process_does() {
         assert!(status.success(), "rank {r} failed:\n{log}");
     }
     let products: Vec<String> = names(&whole).into_iter().filter(|n| n.ends_with(".npy")).collect();
-    assert_eq!(products.len(), 8, "four products of two members: {products:?}");
+    let envelopes = products.iter().filter(|n| n.contains("envelope")).count();
+    assert_eq!((products.len(), envelopes), (14, 6), "four products and three envelopes of two members: {products:?}");
     for name in &products {
         let (_, x) = seisimage::io::npy::read(&out.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         let (_, y) = seisimage::io::npy::read(&whole.join(name)).unwrap();

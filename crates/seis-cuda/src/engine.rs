@@ -166,13 +166,16 @@ impl Engine for GpuEngine {
 
 /// A rank's part of a run over several GPUs: the exchange of the input, and what becomes of its products,
 /// which it is handed on the device (pointer and length of each box, in the request's order, member after
-/// member of a velocity scan) once every band is in: summed with the other ranks', and given back (on rank
-/// 0) to go to the sinks.
+/// member of a velocity scan) once every band is in: summed with the other ranks' into this rank's boxes,
+/// which go to the sinks when `combine` says this rank holds the sum (rank 0).
 pub(crate) struct RankPart<'a> {
     pub(crate) exchange: Exchange<'a>,
-    #[allow(clippy::type_complexity)]
-    pub(crate) combine: &'a dyn Fn(&Launcher, &[(u64, usize)], &mut RunContext) -> Result<Option<Vec<Vec<f32>>>>,
+    pub(crate) combine: &'a Combine<'a>,
 }
+
+/// Sums a rank's boxes (device address and length of each) with the other ranks': whether this rank holds
+/// the sums.
+pub(crate) type Combine<'a> = dyn Fn(&Launcher, &[(u64, usize)], &mut RunContext) -> Result<bool> + 'a;
 
 impl GpuEngine {
     /// Migrate the share of `scan` (one migration, or the members of a velocity scan, each handing its
@@ -184,19 +187,17 @@ impl GpuEngine {
         sinks: &[&dyn ProductSink],
         rank: Option<&RankPart>,
     ) -> Result<()> {
-        let Migration { input, request, .. } = scan[0];
+        let input = scan[0].input;
         self.with_run(scan, ctx, sinks, |run, staging, store, ctx| match rank {
             None => run.execute(input, scan, ctx, staging, store, None, Finish::Hand),
-            Some(part) => run
-                .execute(input, scan, ctx, staging, store, Some(&part.exchange), Finish::Keep)
-                .and_then(|()| (part.combine)(run.launcher(), &run.products(), ctx))
-                .map(|summed| {
-                    // The ranks' boxes are summed as migrated: the attributes are those of the sum.
-                    let boxes = request.boxes.len().max(1);
-                    for (k, values) in summed.into_iter().flatten().enumerate() {
-                        sinks[k / boxes].complete(k % boxes, request.handed_over(k % boxes, values));
-                    }
-                }),
+            Some(part) => {
+                run.execute(input, scan, ctx, staging, store, Some(&part.exchange), Finish::Keep)?;
+                // The ranks' boxes are summed as migrated: the attributes are those of the sum.
+                match (part.combine)(run.launcher(), &run.products(), ctx)? {
+                    true => run.hand_over_kept(ctx),
+                    false => Ok(()),
+                }
+            }
         })
     }
 

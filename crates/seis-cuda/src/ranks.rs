@@ -7,14 +7,15 @@
 //! time on its GPU and sends every other rank that rank's frequencies of it (see `run/ingest.rs`). Once
 //! every band is in, rank 0 receives the other ranks' products into its device memory, sums them there in
 //! rank order (so that the result depends on the number of ranks only through float rounding, and is the
-//! same from run to run), copies the sums to the host and hands them to the job, which writes them and the
-//! manifest; the ranks send rank 0 the record of their part for the manifest.
+//! same from run to run), and hands the sums over as one GPU's run hands its products over (through pinned
+//! buffers, see `run/handover.rs`) to the job, which writes them and the manifest; the ranks send rank 0 the
+//! record of their part for the manifest.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::device::{check, DeviceBuffer};
+use super::device::DeviceBuffer;
 use super::engine::{GpuEngine, RankPart};
 use super::launch::{grid_1d, Arg, Launcher};
 use super::nccl::{Comm, Nccl, Watch};
@@ -181,15 +182,10 @@ impl RankEngine {
     }
 }
 
-/// Every rank's `products` (device addresses and lengths of f32 boxes, alike on every rank) summed on rank
-/// 0's device in rank order and copied to its host: `Some` on rank 0, `None` on the others. The wait for the
-/// slowest rank is the stage `rank-wait`, the transfers and the sum `rank-sum`.
-fn sum_on_root(
-    comm: &Comm,
-    dev: &Launcher,
-    products: &[(u64, usize)],
-    ctx: &mut RunContext,
-) -> Result<Option<Vec<Vec<f32>>>> {
+/// Every rank's `products` (device addresses and lengths of f32 boxes, alike on every rank) summed in rank
+/// order into rank 0's: whether this rank holds the sums (rank 0), to hand over. The wait for the slowest
+/// rank is the stage `rank-wait`, the transfers and the sum `rank-sum`.
+fn sum_on_root(comm: &Comm, dev: &Launcher, products: &[(u64, usize)], ctx: &mut RunContext) -> Result<bool> {
     let (rank, world) = (comm.rank(), comm.world());
     let t = Instant::now();
     let token = DeviceBuffer::<u32>::from_slice(&dev.gpu, &vec![0; world])?;
@@ -207,7 +203,7 @@ fn sum_on_root(
         let sends: Vec<_> = products.iter().map(|&(ptr, n)| (0, ptr, n * 4)).collect();
         comm.exchange(&dev.gpu, &sends, &[], &dev.compute)?;
         ctx.stats.add("rank-sum", t.elapsed(), bytes);
-        return Ok(None);
+        return Ok(false);
     }
     let mut steps = Stages::default();
     // The other ranks' boxes side by side, rank after rank: box k of rank p at (p − 1) · total + offset(k).
@@ -224,7 +220,6 @@ fn sum_on_root(
     comm.exchange(&dev.gpu, &[], &recvs, &dev.compute)?;
     steps.lap("receive");
     let mut at = 0;
-    let mut sums = Vec::with_capacity(products.len());
     for &(ptr, n) in products {
         let args = [
             Arg::Ptr(ptr),
@@ -235,30 +230,12 @@ fn sum_on_root(
         ];
         dev.launch(&dev.compute, "sum_ranks", grid_1d(n, 256), &args)?;
         at += n;
-        sums.push(DeviceView { ptr, len: n });
     }
     dev.sync(&dev.compute)?;
     steps.lap("sum");
-    let sums = sums.into_iter().map(|v| v.to_host()).collect::<Result<Vec<_>>>()?;
-    steps.lap("to the host");
     steps.log_trace("the ranks' products summed");
     ctx.stats.add("rank-sum", t.elapsed(), bytes);
-    Ok(Some(sums))
-}
-
-/// A box of f32 on the device, by address.
-struct DeviceView {
-    ptr: u64,
-    len: usize,
-}
-
-impl DeviceView {
-    fn to_host(&self) -> Result<Vec<f32>> {
-        let mut v = vec![0.0f32; self.len];
-        // SAFETY: a live device buffer of `len` floats, its stream idle.
-        check("copying products to the host", unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut v, self.ptr) })?;
-        Ok(v)
-    }
+    Ok(true)
 }
 
 impl Engine for RankEngine {

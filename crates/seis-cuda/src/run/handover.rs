@@ -168,6 +168,24 @@ impl Handover<'_> {
     pub(super) fn hand_over_the_rest(&self, buffers: &RunBuffers, stats: &mut RunStats) -> Result<()> {
         self.completion.borrow().check_all_finished()?;
         self.hand_over_copied(buffers, true)?;
+        self.collect(stats)
+    }
+
+    /// Hand over every member's products as they are on the device now, member after member: those of a
+    /// run that kept them there ([`super::Finish::Keep`]) and has since summed them with the other ranks'.
+    pub(super) fn hand_over_kept(&self, dev: &Launcher, buffers: &RunBuffers, stats: &mut RunStats) -> Result<()> {
+        for member in 0..self.sinks.len() {
+            self.begin_member(member, true, buffers);
+            for i in 0..buffers.member_products(member).len() {
+                self.start_copy(dev, buffers, i)?;
+            }
+            self.hand_over_copied(buffers, true)?;
+        }
+        self.collect(stats)
+    }
+
+    /// The copies' device time and bytes, into `stats`.
+    fn collect(&self, stats: &mut RunStats) -> Result<()> {
         self.timer.collect(stats)?;
         let bytes = self.bytes.take();
         // The timer knows times, not bytes: the copies' bytes join their stage here.

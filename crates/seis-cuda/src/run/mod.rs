@@ -59,7 +59,8 @@ pub use state::Run;
 pub enum Finish {
     /// Handed to the sink, each as soon as it is finished.
     Hand,
-    /// Kept on the device, to be summed with other ranks' (see [`Run::products`]).
+    /// Kept on the device, to be summed with other ranks' (see [`Run::products`]) and handed over after
+    /// ([`Run::hand_over_kept`]).
     Keep,
 }
 
@@ -206,6 +207,13 @@ impl Run<'_> {
     /// ranks).
     pub fn products(&self) -> Vec<(u64, usize)> {
         self.buffers.products.iter().map(|p| (p.ptr(), p.len())).collect()
+    }
+
+    /// Hand over the products kept on the device ([`Finish::Keep`]) as they are now, through the pinned
+    /// buffers and the host memory made ready during the migration, as a run that hands them over itself
+    /// does.
+    pub fn hand_over_kept(&self, ctx: &mut RunContext) -> Result<()> {
+        self.handover.hand_over_kept(self.dev, &self.buffers, &mut ctx.stats)
     }
 
     /// Before member `member` of a scan migrates `band`: the first keeps the band's spectrum as transformed
