@@ -1,5 +1,9 @@
 //! Products written as their values come: each one's files through temporary names, as many at once as
 //! the open-file limit allows, a picture that shares its clip with others drawn once all of them are in.
+//!
+//! A product whose picture shares its clip waits, written but for its picture, until the last picture of
+//! its group comes; whoever brings that one draws the group's pictures and hands the products over. Groups
+//! the run cannot count ahead (a velocity scan's) are drawn once every product is in.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender};
@@ -92,8 +96,7 @@ impl OpenProduct {
                 panels: Vec::new(),
                 remarks: super::remarks::picture_remarks(&g, target.image, spec.reach, target.edge_tapers),
             };
-            (files, pending) =
-                picture_files(path, slice, info, target.render.clone(), spec.kind.noun(), &target.lone_pictures)?;
+            (files, pending) = picture_files(path, slice, info, target.render.clone(), spec.kind.noun())?;
         }
         for (f, mut sink) in sinks {
             let mut steps = crate::stats::Stages::default();
@@ -134,6 +137,9 @@ pub struct ProductWriter<'r, 's> {
     specs: &'s [ProductSpec],
     /// Shared with the tasks that create the files.
     slots: Arc<[Mutex<Slot>]>,
+    /// Written products whose pictures wait for the rest of their clip group, shared with the tasks that
+    /// write them.
+    waiting: Waiting,
     done: Done,
     /// Behind a lock only so that the writer, which the engine may call from any thread, is `Sync`:
     /// [`ProductWriter::finish`] alone receives.
@@ -161,6 +167,7 @@ pub struct Written {
 }
 
 type Done = Sender<(usize, Result<WrittenProduct>)>;
+type Waiting = Arc<Mutex<Vec<(usize, WrittenProduct)>>>;
 
 impl<'r, 's> ProductWriter<'r, 's> {
     /// Start writing `specs` into `target`: the products' files are created now, on the pool of `scope`, as
@@ -184,24 +191,25 @@ impl<'r, 's> ProductWriter<'r, 's> {
                 specs.len()
             );
         }
+        let waiting = Waiting::default();
         for (i, spec) in specs.iter().enumerate() {
             if matches!(*lock(&slots[i]), Slot::Deferred) {
                 continue;
             }
-            let (slots, done) = (slots.clone(), done.clone());
+            let (slots, waiting, done) = (slots.clone(), waiting.clone(), done.clone());
             scope.spawn(move |_| {
                 let files = OpenProduct::create(target, spec);
                 let mut slot = lock(&slots[i]);
                 match std::mem::replace(&mut *slot, Slot::Started) {
                     Slot::Values(values) => {
                         drop(slot);
-                        let _ = done.send((i, write(target, spec, files, &values)));
+                        hand_over(target, &waiting, &done, i, write(target, spec, files, &values));
                     }
                     _ => *slot = Slot::Files(files),
                 }
             });
         }
-        ProductWriter { scope, target, specs, slots, done, finished: Mutex::new(finished) }
+        ProductWriter { scope, target, specs, slots, waiting, done, finished: Mutex::new(finished) }
     }
 
     /// Wait for every product, once the engine has handed them all over: written under temporary names,
@@ -209,7 +217,7 @@ impl<'r, 's> ProductWriter<'r, 's> {
     /// a velocity scan), or the first error; the page shows `facts` besides the report's.
     pub fn finish(self, progress: &dyn Progress, more: Vec<WrittenProduct>, facts: Facts) -> Result<Written> {
         let t = std::time::Instant::now();
-        let ProductWriter { specs, done, finished, .. } = self;
+        let ProductWriter { specs, waiting, done, finished, .. } = self;
         // The channel closes once every task that may still send is done.
         drop(done);
         let finished = finished.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -220,6 +228,10 @@ impl<'r, 's> ProductWriter<'r, 's> {
             progress.advance(1);
         }
         progress.finish();
+        // Those of a group that never came whole, because another of its products failed.
+        for (i, product) in lock(&waiting).drain(..) {
+            written[i] = Some(Ok(product));
+        }
         let mut products = written
             .into_iter()
             .zip(specs)
@@ -246,17 +258,19 @@ impl ProductSink for ProductWriter<'_, '_> {
         match std::mem::replace(&mut *slot, Slot::Started) {
             Slot::Files(files) => {
                 drop(slot);
-                let (target, spec, done) = (self.target, &self.specs[index], self.done.clone());
+                let (target, spec) = (self.target, &self.specs[index]);
+                let (waiting, done) = (self.waiting.clone(), self.done.clone());
                 self.scope.spawn(move |_| {
-                    let _ = done.send((index, write(target, spec, files, &values)));
+                    hand_over(target, &waiting, &done, index, write(target, spec, files, &values));
                 });
             }
             Slot::Deferred => {
                 drop(slot);
-                let (target, spec, done) = (self.target, &self.specs[index], self.done.clone());
+                let (target, spec) = (self.target, &self.specs[index]);
+                let (waiting, done) = (self.waiting.clone(), self.done.clone());
                 self.scope.spawn(move |_| {
                     let files = OpenProduct::create(target, spec);
-                    let _ = done.send((index, write(target, spec, files, &values)));
+                    hand_over(target, &waiting, &done, index, write(target, spec, files, &values));
                 });
             }
             _ => *slot = Slot::Values(values),
@@ -275,6 +289,37 @@ fn write(
     let written = target.cancel.check().and_then(|()| files?.write(values, target));
     tracing::debug!("product {} written in {:.3} s", spec.stem, t.elapsed().as_secs_f64());
     written
+}
+
+/// Hand written product `index` to [`ProductWriter::finish`]; one whose picture waits for a clip group the
+/// run counted ([`ProductTarget::clip_groups`]) waits in `waiting` until the group's last picture comes,
+/// and then the group's pictures are drawn, here, and its products handed over together.
+fn hand_over(target: &ProductTarget, waiting: &Waiting, done: &Done, index: usize, written: Result<WrittenProduct>) {
+    let group = written.as_ref().ok().and_then(|w| w.pending.as_ref()).map(|p| p.group.clone());
+    let Some((group, size)) = group.and_then(|g| target.clip_groups.iter().find(|(c, _)| *c == g)) else {
+        let _ = done.send((index, written));
+        return;
+    };
+    let Ok(written) = written else { unreachable!("only a written product has a picture") };
+    let in_group = |w: &WrittenProduct| w.pending.as_ref().is_some_and(|p| p.group == *group);
+    let complete: Vec<(usize, WrittenProduct)> = {
+        let mut held = lock(waiting);
+        held.push((index, written));
+        if held.iter().filter(|(_, w)| in_group(w)).count() < *size {
+            return;
+        }
+        let (complete, others) = std::mem::take(&mut *held).into_iter().partition(|(_, w)| in_group(w));
+        *held = others;
+        complete
+    };
+    let (indices, mut products): (Vec<usize>, Vec<WrittenProduct>) = complete.into_iter().unzip();
+    let t = std::time::Instant::now();
+    let mut drawn = draw_shared_pictures(&mut products, target);
+    tracing::debug!("clip group of {} picture(s) drawn in {:.3} s", products.len(), t.elapsed().as_secs_f64());
+    for (i, product) in indices.into_iter().zip(products) {
+        // Where the drawing failed, the run fails with its error, carried by the first product.
+        let _ = done.send((i, std::mem::replace(&mut drawn, Ok(())).map(|()| product)));
+    }
 }
 
 /// How many sub-volume files may be created ahead of their values and held open while the engine

@@ -51,14 +51,13 @@ impl WrittenProduct {
         render: RenderOptions,
     ) -> Result<Self> {
         let label = info.product.clone();
-        let (files, pending) = picture_files(path, slice, info, render, noun, &[])?;
+        let (files, pending) = picture_files(path, slice, info, render, noun)?;
         Ok(WrittenProduct { kind, attribute: None, scan: None, label, axes: Some(axes), files, pending })
     }
 }
 
-/// A picture's files, drawn now when it has a clip of its own or is the only picture of its group
-/// (one of `lone`); else nothing yet, and the picture pending until its group's clip is known (see
-/// [`draw_shared_pictures`]).
+/// A picture's files, drawn now when it has a clip of its own; else nothing yet, and the picture pending
+/// until its group's clip is known (see [`draw_shared_pictures`]).
 #[allow(clippy::type_complexity)]
 pub(super) fn picture_files(
     path: PathBuf,
@@ -66,18 +65,11 @@ pub(super) fn picture_files(
     info: PictureInfo,
     render: RenderOptions,
     noun: &'static str,
-    lone: &[ClipGroup],
 ) -> Result<(Vec<(SealedOutput, &'static str)>, Option<PendingPicture>)> {
-    let Some(group) = clip_group(&render, noun, &info.quantity.name) else {
-        return Ok((drawn_files(render::render_png_sealed(&path, &slice.as_slice(), &render, &info)?), None));
-    };
-    let pending = PendingPicture { path, slice, info, render, group };
-    if !lone.contains(&pending.group) {
-        return Ok((Vec::new(), Some(pending)));
+    match clip_group(&render, noun, &info.quantity.name) {
+        None => Ok((drawn_files(render::render_png_sealed(&path, &slice.as_slice(), &render, &info)?), None)),
+        Some(group) => Ok((Vec::new(), Some(PendingPicture { path, slice, info, render, group }))),
     }
-    let info = PictureInfo { clip: Some(group_clip(&[&pending])), ..pending.info.clone() };
-    let image = render::render_png_sealed(&pending.path, &pending.slice.as_slice(), &pending.render, &info)?;
-    Ok((drawn_files(image), None))
 }
 
 /// The clip shared by `pending`, every picture of one group (at least one): the percentile over all their
@@ -122,9 +114,10 @@ pub struct ProductTarget<'a> {
     pub edge_tapers: [usize; 2],
     /// How sub-volume files are written: the processing history of SEG-Y text headers, among others.
     pub volume_options: crate::io::WriteOptions,
-    /// The clip groups ([`ClipGroup`]) that hold one picture in the whole run: such a picture is drawn as
-    /// soon as its values come, not after the migration.
-    pub lone_pictures: Vec<ClipGroup>,
+    /// The clip groups ([`ClipGroup`]) whose every picture is a product of the run, each with how many
+    /// pictures it holds: a group's pictures are drawn as soon as the last of them comes, while the
+    /// migration goes on. A group that is not here is drawn once the run has handed over every product.
+    pub clip_groups: Vec<(ClipGroup, usize)>,
 }
 
 /// Which pictures share a clip: a kind's (for `clip = "kind"`; `None` for `clip = "job"`) of a quantity.

@@ -151,3 +151,56 @@ fn complete(
     drop(replaced);
     manifest
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use crate::cancel::CancelToken;
+    use crate::imaging::ProductSink;
+    use crate::job::Job;
+    use crate::products::ProductWriter;
+
+    /// The pictures of a clip group are drawn as soon as the last of them comes, while other products are
+    /// still to come: the demo's two depth slices share a clip, and are drawn before the inlines are handed
+    /// over.
+    #[test]
+    fn a_clip_group_is_drawn_once_its_last_picture_comes() {
+        let out = tempfile::tempdir().unwrap();
+        let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/demo.toml");
+        let overrides = [
+            format!("output.dir = {:?}", out.path()),
+            "output.inlines = [118, 122]".into(),
+            "output.depth_slices = [30.0, 60.0]".into(),
+        ];
+        let p = super::super::prepare(Job::load(&demo, &overrides).unwrap()).unwrap();
+        let target = p.product_target(CancelToken::new());
+        let specs = &p.products;
+        let index = |stem: &str| specs.iter().position(|s| s.stem == stem).unwrap_or_else(|| panic!("{stem}"));
+        let values = |i: usize| (0..specs[i].output_region().len()).map(|k| (k as f32 * 0.37).sin()).collect();
+        let pictures = |prefix: &str| {
+            let names = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name());
+            names.filter(|n| n.to_string_lossy().starts_with(prefix) && n.to_string_lossy().contains(".png")).count()
+        };
+        let written = rayon::in_place_scope(|scope| {
+            let writer = ProductWriter::start(scope, &target, specs);
+            for stem in ["depth_30m", "depth_60m"] {
+                writer.complete(index(stem), values(index(stem)));
+            }
+            let t = Instant::now();
+            while pictures(".depth_") < 2 && t.elapsed() < Duration::from_secs(30) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert_eq!(pictures(".depth_"), 2, "the depth slices are drawn without waiting for the other products");
+            assert_eq!(pictures(".inline_"), 0);
+            for (i, _) in specs.iter().enumerate().filter(|(_, s)| !s.stem.starts_with("depth_")) {
+                writer.complete(i, values(i));
+            }
+            writer.finish(&crate::progress::Silent, Vec::new(), Vec::new())
+        })
+        .unwrap();
+        assert_eq!(pictures(".inline_"), 2, "the inlines are drawn once both came");
+        assert!(written.products.len() >= specs.len());
+    }
+}

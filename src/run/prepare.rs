@@ -310,25 +310,27 @@ impl Prepared {
                 let [_, iline, xline] = self.plan.window.ramp_lengths();
                 [iline, xline]
             },
-            lone_pictures: self.lone_pictures(),
+            clip_groups: self.clip_groups(),
         }
     }
 
-    /// The clip groups of one picture in this run, whose pictures need not wait for the migration to end:
-    /// none in a velocity scan, whose panels join the groups of the sections they are made of.
-    fn lone_pictures(&self) -> Vec<products::ClipGroup> {
+    /// The clip groups of this run's pictures, with how many each holds, whose pictures need not wait for
+    /// the migration to end: none in a velocity scan, whose panels join the groups of the sections they are
+    /// made of.
+    fn clip_groups(&self) -> Vec<(products::ClipGroup, usize)> {
         if !self.scan.is_empty() {
             return Vec::new();
         }
         let render = &self.job.config.output.render;
-        let groups: Vec<products::ClipGroup> = self
-            .products
-            .iter()
-            .chain(&self.velocity_products)
-            .filter(|spec| spec.png)
-            .filter_map(|spec| products::clip_group(render, spec.kind.noun(), &spec.quantity().name))
-            .collect();
-        groups.iter().filter(|g| groups.iter().filter(|h| h == g).count() == 1).cloned().collect()
+        let mut groups: Vec<(products::ClipGroup, usize)> = Vec::new();
+        let pictures = self.products.iter().chain(&self.velocity_products).filter(|spec| spec.png);
+        for group in pictures.filter_map(|spec| products::clip_group(render, spec.kind.noun(), &spec.quantity().name)) {
+            match groups.iter_mut().find(|(g, _)| *g == group) {
+                Some((_, n)) => *n += 1,
+                None => groups.push((group, 1)),
+            }
+        }
+        groups
     }
 
     /// What a batch log says of the job before it runs: the input, the method with its key parameters, and

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::cli_common::{job_text, model, names, run, run_command, samples, seisimage, write_job, write_segy};
+use crate::cli_common::{job_text, model, names, run, samples, write_job, write_segy};
 use seisimage::render::text;
 
 fn sidecar(png: &Path) -> Value {
@@ -132,12 +132,6 @@ fn plot_draws_sections_attributes_and_wiggles_and_refuses_lines_not_in_the_surve
 /// A CPU job on a small synthetic (a diffractor under crossline 8.5, inline 6.5) with two inlines, a depth slice and a region; `render` is the body of
 /// `[output.render]`.
 fn job(dir: &Path, render: &str, extra: &str) -> std::path::PathBuf {
-    job_logged(dir, render, extra, &[]).0
-}
-
-/// [`job`] run with `flags` before `run` (with flags, every log line is kept): its output folder and its
-/// log.
-fn job_logged(dir: &Path, render: &str, extra: &str, flags: &[&str]) -> (std::path::PathBuf, String) {
     let m = model(12, 16, 120);
     let input = dir.join("in.sgy");
     write_segy(&input, &m, &samples(&m));
@@ -148,14 +142,9 @@ fn job_logged(dir: &Path, render: &str, extra: &str, flags: &[&str]) -> (std::pa
     );
     let text = job_text(&input, &out, "dz = 5.0\nzmax = 300.0\nfmax = 40.0", &output);
     let job = write_job(&dir.join("job.toml"), &text);
-    let mut command = seisimage();
-    command.args(flags).args(["run", job.to_str().unwrap()]);
-    if !flags.is_empty() {
-        command.env("RUST_LOG", "trace");
-    }
-    let o = run_command(&mut command);
+    let o = run(&["run", job.to_str().unwrap()]);
     assert_eq!(o.code(), Some(0), "{o:?}");
-    (out, format!("{}{}", o.stdout, o.stderr))
+    out
 }
 
 #[test]
@@ -177,30 +166,17 @@ fn pictures_of_one_kind_share_their_clip_and_say_so() {
     assert!((clip - expected).abs() <= 1e-6 * expected.abs(), "{clip} vs {expected}");
     let notes = a["notes"][0].as_str().unwrap();
     assert!(notes.contains("over the 2 inline pictures"), "{notes}");
+    // The only depth slice: its clip is its own, and says so.
+    let depth = sidecar(&out.join("depth_150m.png"));
+    assert_eq!(depth["clip"]["scope"], "kind");
+    let notes = depth["notes"][0].as_str().unwrap();
+    assert!(notes.contains("in the only depth slice picture"), "{notes}");
     // Each picture alone: two different clips.
     let dir = tempfile::tempdir().unwrap();
     let out = job(dir.path(), "clip = \"picture\"", "");
     let (a, b) = (sidecar(&out.join("inline_3.png")), sidecar(&out.join("inline_9.png")));
     assert_ne!(a["clip"]["value"], b["clip"]["value"]);
     assert_eq!(a["clip"]["scope"], "picture");
-}
-
-#[test]
-fn the_only_picture_of_its_kind_is_drawn_with_its_product_the_others_after_all_came() {
-    // Two inlines share their clip, so they wait for each other; the one depth slice needs no other
-    // picture's values, and is drawn as its product is written, before the run's products are all in.
-    let dir = tempfile::tempdir().unwrap();
-    let (out, log) = job_logged(dir.path(), "clip = \"kind\"", "", &["-vv"]);
-    let line_of = |what: &str| log.lines().position(|l| l.contains(what)).unwrap_or_else(|| panic!("{what}: {log}"));
-    let all_in = line_of("writing: done");
-    assert!(line_of("depth_150m.png: clip") < all_in, "the depth slice is drawn with its product:\n{log}");
-    assert!(line_of("inline_3.png: clip") > all_in, "the inlines wait for each other:\n{log}");
-    assert!(line_of("inline_9.png: clip") > all_in, "the inlines wait for each other:\n{log}");
-    // Drawn early or late, a lone picture's clip is its own, and says so.
-    let depth = sidecar(&out.join("depth_150m.png"));
-    assert_eq!(depth["clip"]["scope"], "kind");
-    let notes = depth["notes"][0].as_str().unwrap();
-    assert!(notes.contains("in the only depth slice picture"), "{notes}");
 }
 
 #[test]
