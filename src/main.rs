@@ -24,8 +24,19 @@ fn main() {
     {
         // Nobody may be reading any more (a closed pipe): the exit code still tells.
         let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
-        std::process::exit(exit_code(&e));
+        exit_now(exit_code(&e));
     }
+}
+
+/// End the process with `code` without running the libraries' exit handlers. A job that fails early ends
+/// while its engine is still being set up on a thread of its own (CUDA's start-up and NCCL's overlap the
+/// preparing of the job), and CUDA or NCCL torn down under that thread can crash the process: a rank whose
+/// input was missing printed its error and then died by a signal, which a scheduler reads as a crash, not
+/// as exit code 1. Nothing is left to finish: a failed run's temporary files went as the error came up.
+fn exit_now(code: i32) -> ! {
+    let _ = std::io::stdout().flush();
+    // SAFETY: `_exit` ends the process at once, touching no state of this one.
+    unsafe { libc::_exit(code) }
 }
 
 /// Raise the soft limit on open files to the hard one, as the system allows any process to: a run with

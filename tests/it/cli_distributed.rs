@@ -544,7 +544,7 @@ fn gpu_a_failing_signalled_or_missing_rank_ends_every_rank() {
     });
     for (r, running) in ranks.into_iter().enumerate() {
         let (status, log) = running.finish(Duration::from_secs(120));
-        assert_eq!(status.code(), Some(1), "rank {r} should have failed:\n{log}");
+        assert_eq!(status.code(), Some(1), "rank {r} should have failed ({status:?}):\n{log}");
         if r != 1 {
             assert!(log.contains("rank 1 of this run failed"), "rank {r}:\n{log}");
         }
