@@ -30,7 +30,7 @@ impl Choice for Backend {
 #[serde(deny_unknown_fields, default)]
 pub struct ComputeConfig {
     pub backend: Backend,
-    /// CPU threads; 0 = all cores (a GPU run decodes its input on at most 16 of them).
+    /// CPU threads; 0 = all cores (the input is decoded on at most 16 of them).
     pub threads: usize,
     /// CUDA device ordinal.
     pub device: usize,

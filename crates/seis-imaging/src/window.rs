@@ -302,7 +302,8 @@ impl<'a> TraceConditioner<'a> {
 }
 
 /// Read the whole inlines `il` of `src` into `out` (`[il][xl][sample]`) and condition every trace as it is
-/// decoded: one pass over the data. `mode` says whether `out` is read next by this CPU or by a device copy.
+/// decoded: one pass over the data, on at most 16 threads (see `read_pool.rs`). `mode` says whether `out`
+/// is read next by this CPU or by a device copy.
 pub fn read_conditioned(
     src: &dyn VolumeReader,
     il: Range<usize>,
@@ -312,12 +313,18 @@ pub fn read_conditioned(
 ) -> Result<()> {
     let [_, nx, nt] = src.geometry().shape();
     let first = il.start;
-    src.read_box_each(
-        &IndexBox { il, xl: 0..nx, s: 0..nt },
-        out,
-        &|t, trace| conditioner.apply(first + t / nx, t % nx, 0, trace),
-        mode,
-    )
+    let read = || {
+        src.read_box_each(
+            &IndexBox { il, xl: 0..nx, s: 0..nt },
+            out,
+            &|t, trace| conditioner.apply(first + t / nx, t % nx, 0, trace),
+            mode,
+        )
+    };
+    match crate::read_pool::read_pool() {
+        Some(pool) => pool.install(read),
+        None => read(),
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use cudarc::driver::{CudaEvent, LaunchConfig};
 
 use super::buffers::RING;
-use super::read_pool::read_pool;
 use super::state::Run;
 use super::store::{cpx_as_complex, Waiting, WaitingSpectrum};
 use crate::device::{check, copy_2d, copy_3d, PinnedBuffer, Slabs, Source, Target};
@@ -147,11 +146,7 @@ impl Run<'_> {
                 }
                 let host = &mut staging[slot].as_mut_slice_unsynced()[..traces * nt];
                 let t = Instant::now();
-                let mut read = || window::read_conditioned(src, il.clone(), host, &conditioner, WriteMode::Streaming);
-                match read_pool() {
-                    Some(pool) => pool.install(read)?,
-                    None => read()?,
-                }
+                window::read_conditioned(src, il.clone(), host, &conditioner, WriteMode::Streaming)?;
                 conditioner.check(src)?;
                 read_s += t.elapsed().as_secs_f64();
 

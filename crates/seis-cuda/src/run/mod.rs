@@ -35,7 +35,6 @@ mod ingest;
 #[cfg(feature = "bench")]
 mod naive;
 mod phase_shift;
-mod read_pool;
 mod split_step;
 mod state;
 mod stolt;
