@@ -18,21 +18,37 @@
 /// all 64 (three alternated runs).
 const READ_THREADS: usize = 16;
 
-/// The pool that decodes the input's chunks: the process's pool when it has at most [`READ_THREADS`]
-/// threads, else one of that many (none if it cannot start: the process's pool then does the work).
+/// The pool that decodes the input's chunks: none when the calling pool has at most [`READ_THREADS`]
+/// threads (it does the work, within the threads it was given), else one of that many, made once (none if
+/// it cannot start: the calling pool then does the work).
 pub(crate) fn read_pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    if rayon::current_num_threads() <= READ_THREADS {
+        return None;
+    }
     POOL.get_or_init(|| {
-        let threads = rayon::current_num_threads();
-        (threads > READ_THREADS)
-            .then(|| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(READ_THREADS)
-                    .thread_name(|i| format!("seisimage-read-{i}"))
-                    .build()
-                    .ok()
-            })
-            .flatten()
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(READ_THREADS)
+            .thread_name(|i| format!("seisimage-read-{i}"))
+            .build()
+            .ok()
     })
     .as_ref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pool of a few threads decodes on its own threads, whatever another pool did before: a job given
+    /// `compute.threads = 4` never decodes on more.
+    #[test]
+    fn only_a_pool_of_more_than_the_cap_hands_the_decode_over() {
+        let pool = |n: usize| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+        let threads = |n: usize| pool(n).install(|| read_pool().map(|p| p.current_num_threads()));
+        assert_eq!(threads(4), None);
+        assert_eq!(threads(READ_THREADS + 8), Some(READ_THREADS));
+        assert_eq!(threads(4), None);
+        assert_eq!(threads(READ_THREADS), None);
+    }
 }
