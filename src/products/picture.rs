@@ -1,6 +1,6 @@
 //! A product as a picture: its slice, its title and the quantity its values are.
 
-use super::written::{group_clip, PendingPicture, ProductTarget, WrittenProduct};
+use super::written::{group_clip, ClipGroup, PendingPicture, ProductTarget, WrittenProduct};
 use super::{ProductKind, ProductSpec};
 use crate::attributes::Attribute;
 use crate::error::Result;
@@ -12,8 +12,7 @@ use crate::volume::{Geometry, Volume};
 pub(super) fn draw_shared_pictures(products: &mut [WrittenProduct], target: &ProductTarget) -> Result<()> {
     use rayon::prelude::*;
     // Each group of pictures (see `PendingPicture::group`) with the products that hold them.
-    type Group = (Option<&'static str>, String);
-    let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
+    let mut groups: Vec<(ClipGroup, Vec<usize>)> = Vec::new();
     for (i, p) in products.iter().enumerate() {
         if let Some(pending) = &p.pending {
             match groups.iter_mut().find(|(g, _)| *g == pending.group) {
