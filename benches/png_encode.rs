@@ -1,6 +1,8 @@
 //! PNG encoder settings on the pictures seisimage writes: time and file size of each candidate, run
-//! alternately. The first candidate is seisimage's own `render::write_rgb_png`; the others are the `png`
-//! crate with other filters and deflate settings (crates/seis-render/src/encode.rs gives the choice and the numbers).
+//! alternately. The first candidate is seisimage's own `render::write_png` (a palette PNG, as the pictures
+//! drawn here have at most 256 colours), the second its RGB encoder `render::write_rgb_png` for pictures of
+//! more colours; the others are the `png` crate with other palettes, filters and deflate settings
+//! (crates/seis-render/src/encode.rs gives the choice and the numbers).
 //!
 //! The pictures are real products: slices of a synthetic layered volume (dipping, folded reflectors made of
 //! Ricker wavelets, with a little noise) drawn by `render_png` with the default options, then decoded back
@@ -16,7 +18,9 @@
 use std::io::Cursor;
 use std::time::Instant;
 
-use seisimage::render::{render_png, write_rgb_png, PlotAxis, RenderOptions, Slice};
+use std::collections::BTreeMap;
+
+use seisimage::render::{render_png, write_png, write_rgb_png, PlotAxis, RenderOptions, Slice};
 
 /// A Ricker wavelet of peak wavelength `lambda` samples, at `t` samples from its centre.
 fn ricker(t: f32, lambda: f32) -> f32 {
@@ -55,6 +59,25 @@ struct Picture {
     width: u32,
     height: u32,
     rgb: Vec<u8>,
+    /// The picture's colours sorted by RGB value, and each pixel's index among them.
+    sorted: Indexed,
+    /// The palette and indices of seisimage's palette PNG of the picture.
+    chained: Indexed,
+}
+
+/// A palette (three bytes a colour) and each pixel's index in it, made once per picture: the candidates
+/// that encode one are timed without the making of their palette.
+struct Indexed {
+    palette: Vec<u8>,
+    indices: Vec<u8>,
+}
+
+/// What a candidate of the `png` crate encodes.
+#[derive(Clone, Copy)]
+enum Pixels {
+    Rgb,
+    Sorted,
+    Chained,
 }
 
 /// Draw `rows × cols` values of `value(row, col)` with the default options and read the pixels back.
@@ -64,12 +87,28 @@ fn picture(name: &'static str, rows: PlotAxis, cols: PlotAxis, value: impl Fn(us
     let path = dir.path().join("picture.png");
     render_png(&path, &Slice { data: &data, rows, cols }, &RenderOptions::default()).expect("the slice draws");
     let file = std::io::BufReader::new(std::fs::File::open(&path).expect("the picture exists"));
-    let mut reader = png::Decoder::new(file).read_info().expect("a PNG");
+    let mut reader = expanding(file).read_info().expect("a PNG");
+    assert_eq!(reader.output_color_type(), (png::ColorType::Rgb, png::BitDepth::Eight));
     let mut rgb = vec![0; reader.output_buffer_size().expect("a small picture")];
     let frame = reader.next_frame(&mut rgb).expect("the pixels decode");
-    assert_eq!(frame.color_type, png::ColorType::Rgb);
     rgb.truncate(frame.buffer_size());
-    Picture { name, width: frame.width, height: frame.height, rgb }
+    let (width, height) = (frame.width, frame.height);
+    let mut bytes = Vec::new();
+    write_png(&mut bytes, width, height, &rgb, None).expect("encodes");
+    let chained = indexed(&bytes);
+    Picture { name, width, height, sorted: palette_by_rgb_value(&rgb), chained, rgb }
+}
+
+/// The palette and indices of a palette PNG.
+fn indexed(bytes: &[u8]) -> Indexed {
+    let mut decoder = png::Decoder::new(Cursor::new(bytes));
+    decoder.set_transformations(png::Transformations::IDENTITY);
+    let mut reader = decoder.read_info().expect("a PNG");
+    let palette = reader.info().palette.as_ref().expect("the pictures drawn here have at most 256 colours").to_vec();
+    let mut indices = vec![0; reader.output_buffer_size().expect("a small picture")];
+    let frame = reader.next_frame(&mut indices).expect("the pixels decode");
+    indices.truncate(frame.buffer_size());
+    Indexed { palette, indices }
 }
 
 fn pictures() -> Vec<Picture> {
@@ -89,6 +128,10 @@ fn pictures() -> Vec<Picture> {
         picture("depth slice", axis("iline", "", 1000, 25.0), axis("xline", "", 1000, 25.0), |r, c| {
             at(c as f32, r as f32, 480.0)
         }),
+        // A small depth slice, 150 × 120 bins drawn as cells.
+        picture("small slice", axis("iline", "", 120, 25.0), axis("xline", "", 150, 25.0), |r, c| {
+            at(c as f32 * 2.0, r as f32 * 2.0, 480.0)
+        }),
         // The largest data area the default options allow: 4096 × 4096 pixels.
         picture("largest", axis("iline", "", 4096, 25.0), axis("xline", "", 4096, 25.0), |r, c| {
             at(c as f32 * 0.25, r as f32 * 0.25, 480.0)
@@ -105,7 +148,15 @@ struct Candidate {
     encode: Encode,
 }
 
-fn seisimage() -> Encode {
+fn seisimage_png() -> Encode {
+    Box::new(|p: &Picture| {
+        let mut out = Vec::new();
+        write_png(&mut out, p.width, p.height, &p.rgb, None).expect("encodes");
+        out
+    })
+}
+
+fn seisimage_rgb() -> Encode {
     Box::new(|p: &Picture| {
         let mut out = Vec::new();
         write_rgb_png(&mut out, p.width, p.height, &p.rgb, None).expect("encodes");
@@ -113,35 +164,72 @@ fn seisimage() -> Encode {
     })
 }
 
-fn png_crate(deflate: png::DeflateCompression, filter: png::Filter) -> Encode {
+/// The `png` crate's encoder with these settings.
+fn png_crate(pixels: Pixels, deflate: png::DeflateCompression, filter: png::Filter) -> Encode {
     Box::new(move |p: &Picture| {
         let mut out = Vec::new();
         let mut encoder = png::Encoder::new(&mut out, p.width, p.height);
-        encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
         encoder.add_text_chunk("Software".into(), "seisimage".into()).expect("Latin-1");
         encoder.set_deflate_compression(deflate);
         encoder.set_filter(filter);
+        let indexed = match pixels {
+            Pixels::Rgb => None,
+            Pixels::Sorted => Some(&p.sorted),
+            Pixels::Chained => Some(&p.chained),
+        };
+        match indexed {
+            Some(indexed) => {
+                encoder.set_color(png::ColorType::Indexed);
+                encoder.set_palette(indexed.palette.clone());
+            }
+            None => encoder.set_color(png::ColorType::Rgb),
+        }
         let mut writer = encoder.write_header().expect("the header writes");
-        writer.write_image_data(&p.rgb).expect("encodes");
+        writer.write_image_data(indexed.map_or(&p.rgb, |indexed| &indexed.indices)).expect("encodes");
         writer.finish().expect("finishes");
         out
     })
 }
 
+/// The picture's colours sorted by RGB value, and each pixel's index among them.
+fn palette_by_rgb_value(rgb: &[u8]) -> Indexed {
+    let mut index: BTreeMap<[u8; 3], u8> = rgb.chunks_exact(3).map(|px| ([px[0], px[1], px[2]], 0)).collect();
+    assert!(index.len() <= 256, "the pictures drawn here have at most 256 colours");
+    for (i, slot) in index.values_mut().enumerate() {
+        *slot = i as u8;
+    }
+    let indices = rgb.chunks_exact(3).map(|px| index[&[px[0], px[1], px[2]]]).collect();
+    Indexed { palette: index.keys().flatten().copied().collect(), indices }
+}
+
 fn candidates() -> Vec<Candidate> {
     use png::{DeflateCompression as D, Filter as F};
+    use Pixels::{Chained, Rgb, Sorted};
+    let candidate = |name, encode| Candidate { name, encode };
     vec![
-        Candidate { name: "seisimage: fdeflate, Sub", encode: seisimage() },
-        Candidate { name: "png: Fastest (fdeflate, Up)", encode: png_crate(D::FdeflateUltraFast, F::Up) },
-        Candidate { name: "png: Fast (fdeflate, adaptive)", encode: png_crate(D::FdeflateUltraFast, F::Adaptive) },
-        Candidate { name: "png: flate2 level 1, Sub", encode: png_crate(D::Level(1), F::Sub) },
-        Candidate { name: "png: flate2 level 2, Sub", encode: png_crate(D::Level(2), F::Sub) },
+        candidate("seisimage: palette", seisimage_png()),
+        candidate("seisimage: RGB, fdeflate, Sub", seisimage_rgb()),
+        candidate("its palette, fdeflate, adaptive", png_crate(Chained, D::FdeflateUltraFast, F::Adaptive)),
+        candidate("its palette, fdeflate, Sub", png_crate(Chained, D::FdeflateUltraFast, F::Sub)),
+        candidate("its palette, level 1, none", png_crate(Chained, D::Level(1), F::NoFilter)),
+        candidate("sorted palette, fdeflate, adapt.", png_crate(Sorted, D::FdeflateUltraFast, F::Adaptive)),
+        candidate("sorted palette, level 1, none", png_crate(Sorted, D::Level(1), F::NoFilter)),
+        candidate("sorted palette, level 6, none", png_crate(Sorted, D::Level(6), F::NoFilter)),
+        candidate("RGB, fdeflate, adaptive", png_crate(Rgb, D::FdeflateUltraFast, F::Adaptive)),
+        candidate("RGB, flate2 level 1, Sub", png_crate(Rgb, D::Level(1), F::Sub)),
     ]
 }
 
+/// A decoder that gives palette pictures' pixels as RGB.
+fn expanding<R: std::io::BufRead + std::io::Seek>(r: R) -> png::Decoder<R> {
+    let mut decoder = png::Decoder::new(r);
+    decoder.set_transformations(png::Transformations::EXPAND);
+    decoder
+}
+
 fn check_decodes(bytes: &[u8], p: &Picture, candidate: &str) {
-    let mut reader = png::Decoder::new(Cursor::new(bytes)).read_info().expect("a PNG");
+    let mut reader = expanding(Cursor::new(bytes)).read_info().expect("a PNG");
     let mut rgb = vec![0; reader.output_buffer_size().expect("a small picture")];
     let frame = reader.next_frame(&mut rgb).expect("the pixels decode");
     assert!(rgb[..frame.buffer_size()] == p.rgb[..], "{candidate} changed the pixels of {}", p.name);
