@@ -282,11 +282,11 @@ pub(crate) fn frame_size(w: usize, h: usize, rows: &PlotAxis, cols: &PlotAxis, l
     (l.width, l.height)
 }
 
-/// Put `data` (the slice already drawn) into an annotated frame.
-pub(crate) fn frame(data: &Canvas, rows: &PlotAxis, cols: &PlotAxis, legend: &Legend) -> Framed {
+/// The annotated frame around a data area of `w × h` pixels. Nothing of the frame is drawn inside that
+/// area, so the data can be drawn beside the frame and copied in at `(data_left, data_top)`.
+pub(crate) fn frame(w: usize, h: usize, rows: &PlotAxis, cols: &PlotAxis, legend: &Legend) -> Framed {
     // Over 100 lines: the frame is drawn part by part (axes, ticks, labels, legend) in one coordinate
     // system laid out once above; each part is a few lines of it.
-    let (w, h) = (data.width, data.height);
     let Layout {
         m,
         col_ticks,
@@ -319,7 +319,6 @@ pub(crate) fn frame(data: &Canvas, rows: &PlotAxis, cols: &PlotAxis, legend: &Le
     let cap_offset = (text::rasterise("0", m.size).baseline as i64) - cap;
 
     canvas.fill_rect(left_i - fi, top_i - fi, w as i64 + 2 * fi, h as i64 + 2 * fi, BLACK);
-    canvas.blit(data, left, top);
 
     // Column axis, above the data.
     let label_top = top_i - fi - ti - line as i64;

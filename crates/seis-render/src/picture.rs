@@ -144,7 +144,7 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions, info:
     let size = data_area(slice, &look.sizing, &legend)?;
     let cells = [opts.sampling.cells(n_rows, size.height), opts.sampling.cells(n_cols, size.width)];
     let (lo, hi) = look.range;
-    let data = match look.display {
+    let draw = || match look.display {
         Display::Density => {
             let resampled = resample::resample(&values, [n_rows, n_cols], [size.height, size.width], opts.sampling);
             let palette = look.colormap.palette_over(lo, hi);
@@ -158,15 +158,16 @@ pub fn render_png_sealed(path: &Path, slice: &Slice, opts: &RenderOptions, info:
             look.display == Display::Va,
         ),
     };
-    steps.lap("draw");
-
     let (canvas, data_left, data_top) = if opts.annotate {
-        let framed = annotate::frame(&data, &slice.rows, &slice.cols, &legend);
+        // The frame does not depend on the data's pixels: it is drawn while they are.
+        let frame = || annotate::frame(size.width, size.height, &slice.rows, &slice.cols, &legend);
+        let (data, mut framed) = rayon::join(draw, frame);
+        framed.canvas.blit(&data, framed.data_left, framed.data_top);
         (framed.canvas, framed.data_left, framed.data_top)
     } else {
-        (data, 0, 0)
+        (draw(), 0, 0)
     };
-    steps.lap("annotate");
+    steps.lap("draw and annotate");
 
     let (png_out, file) = TempOutput::create(path)?;
     encode_png(&png_out, file, &canvas, look.title.as_deref())?;
