@@ -9,6 +9,7 @@ pub mod cancel;
 pub mod choice;
 pub mod context;
 pub mod error;
+pub mod host_pool;
 pub mod number;
 pub mod progress;
 pub mod simd;

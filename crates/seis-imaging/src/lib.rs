@@ -32,7 +32,6 @@ pub(crate) mod naive;
 pub mod parts;
 pub mod plan;
 mod planned;
-mod read_pool;
 pub mod request;
 pub mod scan;
 pub mod spectrum;

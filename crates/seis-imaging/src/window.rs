@@ -302,7 +302,7 @@ impl<'a> TraceConditioner<'a> {
 }
 
 /// Read the whole inlines `il` of `src` into `out` (`[il][xl][sample]`) and condition every trace as it is
-/// decoded: one pass over the data, on at most 16 threads (see `read_pool.rs`). `mode` says whether `out`
+/// decoded: one pass over the data, on at most 16 threads (see [`seis_core::host_pool`]). `mode` says whether `out`
 /// is read next by this CPU or by a device copy.
 pub fn read_conditioned(
     src: &dyn VolumeReader,
@@ -321,10 +321,7 @@ pub fn read_conditioned(
             mode,
         )
     };
-    match crate::read_pool::read_pool() {
-        Some(pool) => pool.install(read),
-        None => read(),
-    }
+    seis_core::host_pool::install(read)
 }
 
 #[cfg(test)]
