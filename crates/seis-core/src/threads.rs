@@ -12,8 +12,17 @@
 //! cores, a rank takes its share of them. On a 64-core host with 4 ranks reading a 16 GB SEG-Y file from
 //! the page cache, each rank reading its quarter took 0.8-1.5 s with 64 threads each and 0.54-0.56 s with
 //! 16 (`run --gpus 4`, phase shift, two runs of each).
+//!
+//! The global pool does the host's work around the migration (opening the input, planning, the velocity
+//! model, drawing and writing products), which is bound by memory, not by the cores: unless
+//! `RAYON_NUM_THREADS` says otherwise it has at most [`HOST_THREADS`] threads, for the reasons given there.
+//! The CPU engine's transforms, which are bound by arithmetic, run on a pool of their own with every core
+//! ([`thread_count`]). On a 64-core host with one H100, `seisimage bench --backend cuda` took 1.22-1.28 ×
+//! its floor from file to products with 16 threads in the global pool against 1.53-1.95 × with 64
+//! (`RAYON_NUM_THREADS`, four alternated runs each); opening and planning took 5-6 ms against 7-80 ms.
 
 use crate::error::{Error, Result};
+use crate::host_pool::HOST_THREADS;
 /// The most CPU threads a job may ask for: more than any machine has cores, few enough to start at once.
 pub const MAX_THREADS: usize = 1024;
 
@@ -26,15 +35,27 @@ pub fn thread_count(asked: Option<usize>) -> usize {
 /// [`thread_count`] for a process that is one of `ranks_on_host` ranks of a run on this host: without a
 /// number asked for, its share of the cores (see the module comment).
 fn rank_thread_count(asked: Option<usize>, ranks_on_host: usize) -> usize {
-    let from_environment =
-        || std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0);
     let cores = || {
         let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
         // SAFETY: sysconf reads a system constant.
         let online = usize::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }).unwrap_or(usable);
         cores_of_a_rank(usable, online, ranks_on_host)
     };
-    asked.or_else(from_environment).unwrap_or_else(cores).clamp(1, MAX_THREADS)
+    asked.or_else(environment_threads).unwrap_or_else(cores).clamp(1, MAX_THREADS)
+}
+
+/// The threads `RAYON_NUM_THREADS` asks for, if it is set to a positive number.
+fn environment_threads() -> Option<usize> {
+    std::env::var("RAYON_NUM_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|&n| n > 0)
+}
+
+/// The global pool's threads, from a process's `threads` (its own or its share of the cores): what the
+/// user set in the environment, else at most [`HOST_THREADS`].
+fn global_pool_threads(threads: usize, set_by_user: bool) -> usize {
+    match set_by_user {
+        true => threads,
+        false => threads.min(HOST_THREADS),
+    }
 }
 
 /// The threads of one of `ranks` ranks on a host of `online` cores, of which this process may use `usable`:
@@ -47,10 +68,11 @@ fn cores_of_a_rank(usable: usize, online: usize, ranks: usize) -> usize {
 }
 
 /// Start the global thread pool of a process that is one of `ranks_on_host` ranks of a run on this host (1
-/// for a process alone), with [`thread_count`] threads or its share of the cores.
+/// for a process alone): `RAYON_NUM_THREADS` threads if set, else its share of the cores, at most
+/// [`HOST_THREADS`].
 pub fn start_global_pool(ranks_on_host: usize) -> Result<()> {
     fit_allocator_to_address_limit();
-    let threads = rank_thread_count(None, ranks_on_host);
+    let threads = global_pool_threads(rank_thread_count(None, ranks_on_host), environment_threads().is_some());
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("seisimage-{i}"))
@@ -94,7 +116,14 @@ fn fit_allocator_to_address_limit() {
 
 #[cfg(test)]
 mod tests {
-    use super::cores_of_a_rank;
+    use super::{cores_of_a_rank, global_pool_threads, HOST_THREADS};
+
+    #[test]
+    fn the_global_pool_has_at_most_the_host_threads_unless_the_user_asks_for_more() {
+        assert_eq!(global_pool_threads(64, false), HOST_THREADS);
+        assert_eq!(global_pool_threads(8, false), 8);
+        assert_eq!(global_pool_threads(64, true), 64);
+    }
 
     #[test]
     fn ranks_of_one_host_share_its_cores_unless_already_bound() {
