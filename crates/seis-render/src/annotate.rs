@@ -318,7 +318,12 @@ pub(crate) fn frame(w: usize, h: usize, rows: &PlotAxis, cols: &PlotAxis, legend
     // The label box starts above the capitals by the gap between ascent and cap height.
     let cap_offset = (text::rasterise("0", m.size).baseline as i64) - cap;
 
-    canvas.fill_rect(left_i - fi, top_i - fi, w as i64 + 2 * fi, h as i64 + 2 * fi, BLACK);
+    // The border around the data area, not under it: the data is copied in afterwards.
+    let (wi, hi) = (w as i64, h as i64);
+    canvas.fill_rect(left_i - fi, top_i - fi, wi + 2 * fi, fi, BLACK);
+    canvas.fill_rect(left_i - fi, top_i + hi, wi + 2 * fi, fi, BLACK);
+    canvas.fill_rect(left_i - fi, top_i, fi, hi, BLACK);
+    canvas.fill_rect(left_i + wi, top_i, fi, hi, BLACK);
 
     // Column axis, above the data.
     let label_top = top_i - fi - ti - line as i64;
@@ -465,6 +470,47 @@ fn north_arrow(canvas: &mut Canvas, cx: i64, cy: i64, side: usize, north_deg: f6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The invariant that lets a picture's data be painted while its frame is drawn: nothing of the frame,
+    /// with every part of the legend and panels or not, falls inside the data area.
+    #[test]
+    fn the_frame_leaves_the_data_area_untouched() {
+        let axis = |name: &str, unit: &str, len| PlotAxis {
+            name: name.into(),
+            unit: unit.into(),
+            origin: 100.0,
+            step: 1.0,
+            len,
+            spacing_m: Some(12.5),
+        };
+        let (rows, cols) = (axis("depth", "m", 90), axis("xline", "", 60));
+        let (notes, footer) = (
+            vec!["A note long enough to wrap over the picture's width, twice over.".to_string()],
+            vec!["footer".to_string()],
+        );
+        let panels = [
+            super::super::panels::Panel { title: "scale 0.95".into(), first_col: 0, axis: axis("xline", "", 30) },
+            super::super::panels::Panel { title: "scale 1.05".into(), first_col: 30, axis: axis("xline", "", 30) },
+        ];
+        for panels in [&panels[..0], &panels[..]] {
+            let legend = Legend {
+                title: Some("Inline 122, a title wider than the data area"),
+                bar: Some(ColourBar { colormap: Colormap::Seismic, lo: -1.0, hi: 1.0, title: "amplitude".into() }),
+                notes: &notes,
+                footer: &footer,
+                metres_across: Some(750.0),
+                north_deg: Some(30.0),
+                panels,
+            };
+            let (w, h) = (120, 90);
+            let framed = frame(w, h, &rows, &cols, &legend);
+            let inked = (0..h)
+                .flat_map(|y| (0..w).map(move |x| (x, y)))
+                .filter(|&(x, y)| framed.canvas.pixel(framed.data_left + x, framed.data_top + y) != WHITE)
+                .count();
+            assert_eq!(inked, 0, "{} panels: the frame drew inside the data area", panels.len());
+        }
+    }
 
     #[test]
     fn scale_bars_take_round_lengths() {
