@@ -70,8 +70,7 @@ pub fn execute_on(
     let mut target = p.product_target(ctx.cancel.clone());
     target.report.warnings = warnings.0.clone();
     let migrations = p.migrations();
-    // The products are drawn and written on at most 16 threads, as the input is decoded.
-    let (written, mut kept, release) = seis_core::host_pool::scope(|scope| {
+    let (written, mut kept, release) = rayon::in_place_scope(|scope| {
         let writer = ProductWriter::start(scope, &target, &p.products);
         // One sink per migration (a velocity scan has several), keeping what the scan's panels need.
         let panels = Panels::new(&p.products, migrations.len(), &p.image);

@@ -1,7 +1,7 @@
-//! The threads that do a run's memory-bound host work, for every engine: scanning a SEG-Y file's trace
-//! headers as it is opened and decoding its chunks during the ingest ([`install`]), and drawing and
-//! writing the products ([`scope`]). At most [`HOST_THREADS`] of them, however many cores the host has;
-//! the CPU engine's transforms and the velocity model keep the pools they are given.
+//! How many threads do a run's memory-bound host work: at most [`HOST_THREADS`], however many cores the
+//! host has. The global pool, which opens and scans the input, plans, and draws and writes the products,
+//! has no more by default (`crate::threads`). The input's decode, which the CPU engine calls from its
+//! own pool of every core, runs through [`install`], on a pool of that many where the caller's is larger.
 
 /// The most threads that scan or decode the input, or draw and write the products, at once.
 ///
@@ -55,16 +55,6 @@ pub fn install<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// [`rayon::in_place_scope`] whose spawned work runs on the host pool where there is one. `op` itself
-/// runs on the calling thread, and whatever it does in parallel outside the spawns stays on the calling
-/// pool (the CPU engine's transforms, for one).
-pub fn scope<'s, R>(op: impl FnOnce(&rayon::Scope<'s>) -> R) -> R {
-    match host_pool() {
-        Some(pool) => pool.in_place_scope(op),
-        None => rayon::in_place_scope(op),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,26 +69,5 @@ mod tests {
         assert_eq!(threads(HOST_THREADS + 8), Some(HOST_THREADS));
         assert_eq!(threads(4), None);
         assert_eq!(threads(HOST_THREADS), None);
-    }
-
-    /// Work spawned in a [`scope`] runs on the host pool when the caller's pool is larger, and on the
-    /// caller's pool otherwise; the scope's own closure runs on the calling thread either way.
-    #[test]
-    fn a_scope_spawns_onto_the_host_pool_only_from_a_larger_pool() {
-        let pool = |n: usize| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
-        let spawned_on = |n: usize| {
-            pool(n).install(|| {
-                let caller = std::thread::current().id();
-                let seen = std::sync::Mutex::new(None);
-                let ran_here = scope(|s| {
-                    s.spawn(|_| *seen.lock().unwrap() = Some(rayon::current_num_threads()));
-                    std::thread::current().id() == caller
-                });
-                assert!(ran_here, "the scope's closure runs on the calling thread");
-                seen.into_inner().unwrap().unwrap()
-            })
-        };
-        assert_eq!(spawned_on(HOST_THREADS + 8), HOST_THREADS);
-        assert_eq!(spawned_on(4), 4);
     }
 }

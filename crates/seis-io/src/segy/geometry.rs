@@ -105,13 +105,8 @@ impl BlockSummary {
 }
 
 impl Grid {
-    /// Scan the trace headers of `file` in file order and build its grid, on at most 16 threads (see
-    /// [`seis_core::host_pool`]: the scan touches a page of the file per trace).
+    /// Scan the trace headers of `file` in file order and build its grid.
     pub fn scan(file: &SegyFile) -> Result<Grid> {
-        seis_core::host_pool::install(|| Self::scan_here(file))
-    }
-
-    fn scan_here(file: &SegyFile) -> Result<Grid> {
         let n = file.trace_count();
         let fail = |location, message: String| Error::format(file.path(), location, message);
         if n == 0 {

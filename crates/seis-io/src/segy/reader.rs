@@ -148,21 +148,19 @@ impl VolumeReader for SegyReader {
     fn digest_identity(&self, sha: &mut sha2::Sha256) -> Result<()> {
         use sha2::Digest;
         // Blocks of a fixed size hashed in parallel, their digests fed in file order: the same digest on
-        // any number of threads. Like the scan, it touches a page per trace: on the host pool.
-        let blocks: Vec<_> = seis_core::host_pool::install(|| {
-            (0..self.file.trace_count())
-                .into_par_iter()
-                .step_by(IDENTITY_BLOCK)
-                .map(|first| {
-                    CancelToken::process().check()?;
-                    let mut block = sha2::Sha256::new();
-                    for i in first..(first + IDENTITY_BLOCK).min(self.file.trace_count()) {
-                        block.update(self.file.trace_header_bytes(i)?);
-                    }
-                    Ok(block.finalize())
-                })
-                .collect::<Result<Vec<_>>>()
-        })?;
+        // any number of threads.
+        let blocks: Vec<_> = (0..self.file.trace_count())
+            .into_par_iter()
+            .step_by(IDENTITY_BLOCK)
+            .map(|first| {
+                CancelToken::process().check()?;
+                let mut block = sha2::Sha256::new();
+                for i in first..(first + IDENTITY_BLOCK).min(self.file.trace_count()) {
+                    block.update(self.file.trace_header_bytes(i)?);
+                }
+                Ok(block.finalize())
+            })
+            .collect::<Result<_>>()?;
         self.file.check_intact()?;
         blocks.iter().for_each(|b| sha.update(b));
         seis_core::volume::digest_sampled_traces(self, sha)
