@@ -18,21 +18,29 @@ fn main() {
         tracing::warn!("cannot install the signal handlers: {e}");
     }
     raise_open_file_limit();
-    if let Err(e) = seisimage::threads::start_global_pool(seisimage::distributed::ranks::ranks_on_this_host())
+    let ran = seisimage::threads::start_global_pool(seisimage::distributed::ranks::ranks_on_this_host())
         .map_err(anyhow::Error::from)
-        .and_then(|()| commands::run(&cli))
-    {
-        // Nobody may be reading any more (a closed pipe): the exit code still tells.
-        let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
-        exit_now(exit_code(&e));
-    }
+        .and_then(|()| commands::run(&cli));
+    exit_now(match ran {
+        Ok(()) => 0,
+        Err(e) => {
+            // Nobody may be reading any more (a closed pipe): the exit code still tells.
+            let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
+            exit_code(&e)
+        }
+    })
 }
 
-/// End the process with `code` without running the libraries' exit handlers. A job that fails early ends
-/// while its engine is still being set up on a thread of its own (CUDA's start-up and NCCL's overlap the
-/// preparing of the job), and CUDA or NCCL torn down under that thread can crash the process: a rank whose
-/// input was missing printed its error and then died by a signal, which a scheduler reads as a crash, not
-/// as exit code 1. Nothing is left to finish: a failed run's temporary files went as the error came up.
+/// End the process with `code` without running the libraries' exit handlers, once the command is over,
+/// error or not:
+/// - a job that fails early ends while its engine is still being set up on a thread of its own (CUDA's
+///   start-up and NCCL's overlap the preparing of the job), and CUDA or NCCL torn down under that thread can
+///   crash the process: a rank whose input was missing printed its error and then died by a signal, which a
+///   scheduler reads as a crash, not as exit code 1;
+/// - a run's last engine is left whole for the exit to free (`run::leave_engine_to_exit`).
+///
+/// Nothing is left to finish: the command's files are closed, and a failed run's temporary files went as
+/// the error came up.
 fn exit_now(code: i32) -> ! {
     let _ = std::io::stdout().flush();
     // SAFETY: `_exit` ends the process at once, touching no state of this one.

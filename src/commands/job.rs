@@ -28,9 +28,15 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
     }
     let progress = reporting.progress();
     match &mode {
-        RunMode::Rank(env) => return run_rank(args, &jobs, env, progress.as_ref(), cancel),
+        RunMode::Rank(env) => {
+            run::leave_engine_to_exit();
+            return run_rank(args, &jobs, env, progress.as_ref(), cancel);
+        }
         RunMode::Shard(share) => {
-            for job in &jobs {
+            for (i, job) in jobs.iter().enumerate() {
+                if i + 1 == jobs.len() {
+                    run::leave_engine_to_exit();
+                }
                 let backend = args.backend.unwrap_or(job.config.compute.backend);
                 shard::run_shard(job, backend, *share, args.partials.as_deref(), progress.as_ref(), cancel)?;
             }
@@ -51,6 +57,9 @@ pub fn run(args: &RunArgs, reporting: Reporting) -> anyhow::Result<()> {
             out.join(MANIFEST).display()
         );
     };
+    // Only the last job's engine is released: the others are kept for the next job, or dropped for one of
+    // another kind.
+    run::leave_engine_to_exit();
     let mut failed =
         run_jobs(&jobs, args.backend, &mode, progress.as_ref(), seisimage::cancel::CancelToken::process(), &done)?;
     if failed.is_empty() {

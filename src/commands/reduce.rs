@@ -10,6 +10,7 @@ pub fn run(args: &ReduceArgs, reporting: Reporting) -> anyhow::Result<()> {
     let job = Job::load(&args.job, &args.overrides)?;
     let progress = reporting.progress();
     let cancel = seisimage::cancel::CancelToken::process();
+    seisimage::run::leave_engine_to_exit();
     let manifest =
         seisimage::run::reduce::reduce(&job, args.shards, args.partials.as_deref(), progress.as_ref(), cancel)?;
     let out = &manifest.config.output.dir;

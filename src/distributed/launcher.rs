@@ -123,6 +123,7 @@ pub fn supervise(commands: Vec<Command>, cancel: &CancelToken, grace: Duration) 
                 Ok(Some(status)) => {
                     *slot = None;
                     let code = exit_code(status);
+                    tracing::debug!("rank {rank} ended (exit code {code})");
                     if code != 0 && failure.is_none() {
                         failure = Some((rank, code));
                     }
@@ -146,7 +147,8 @@ pub fn supervise(commands: Vec<Command>, cancel: &CancelToken, grace: Duration) 
             }
             _ => {}
         }
-        std::thread::sleep(Duration::from_millis(50));
+        // The command ends as soon as its last rank has: a wait of its own would add to every run.
+        std::thread::sleep(Duration::from_millis(10));
     }
     match (failure, cancel.stopped()) {
         (_, Some(why)) => Err(Error::Interrupted(why)),

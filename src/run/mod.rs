@@ -41,7 +41,9 @@ pub mod shard;
 
 pub use batch::run_jobs;
 pub use checks::{check_files, memory_report};
-pub use engine::{select_engine, start_engine, EngineKey, EngineStart, ReadyEngine, Release, Selected};
+pub use engine::{
+    leave_engine_to_exit, select_engine, start_engine, EngineKey, EngineStart, ReadyEngine, Release, Selected,
+};
 pub use execute::{execute, execute_on, AfterMigration};
 pub use folder::{check_free_space, Clearing, OutputFolder};
 pub use follow::follow;

@@ -339,6 +339,34 @@ fn several_jobs_run_in_one_process_and_a_failure_ends_only_its_own() {
     assert!(!first_out.exists(), "nothing ran: {:?}", names(dir.path()));
 }
 
+/// A command's last engine is left whole for the process's exit to free, and only its last: two jobs of one
+/// `run` share one engine, left at the end; two jobs of one `--shard` each have their own, and the first is
+/// released before the second starts, so that the second has the device to itself. The products, or the
+/// partial products, are written whole all the same.
+#[test]
+fn only_a_commands_last_engine_is_left_for_its_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let ([first, second], outs, _) = two_jobs(dir.path());
+    let (first, second) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let released = |o: &Outcome| o.stderr.matches("compute engine released in").count();
+    let left = |o: &Outcome| o.stderr.matches("compute engine left for the process's exit").count();
+
+    let o = run(&["-v", "run", first, second, "--backend", "cpu"]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_eq!((released(&o), left(&o)), (0, 1), "{o:?}");
+    for out in &outs {
+        assert!(out.join("manifest.json").is_file(), "{o:?}");
+    }
+
+    let o = run(&["-v", "run", first, second, "--backend", "cpu", "--shard", "1/2"]);
+    assert_eq!(o.code(), Some(0), "{o:?}");
+    assert_eq!((released(&o), left(&o)), (1, 1), "{o:?}");
+    assert!(o.stderr.find("compute engine released in") < o.stderr.find("left for the process's exit"), "{o:?}");
+    for out in &outs {
+        assert!(names(out).contains(&"shard-1-of-2.partial".to_string()), "{:?}: {o:?}", names(out));
+    }
+}
+
 /// The batch runner itself, in this process, on the GPU when `SEISIMAGE_GPU_TESTS=1` (else the CPU): two
 /// jobs run on one engine, set up once, and each writes what it writes when run alone (bit for bit on
 /// the CPU; on the GPU to the last bits the phase-shift kernel's summation order leaves free).
