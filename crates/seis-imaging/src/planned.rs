@@ -207,11 +207,20 @@ impl Plan {
     }
 
     /// `|k|² = kx² + ky²` of every point of the padded plane, in `[il][xl]` order.
+    ///
+    /// Row by row on the rayon pool, into a table of its final size: a GPU run makes it before it reads its
+    /// input. For a 2400 × 2400 plane, collecting it from an iterator took 17 ms on two cores (the table
+    /// grown by doubling, its pages touched on one thread), filling it row by row 8-9 ms.
     pub fn k_squared(&self) -> Vec<f64> {
+        use rayon::prelude::*;
         let [ni, nx, _] = self.padded;
         let kx: Vec<f64> = (0..ni).map(|i| wavenumber(i, ni, self.bin[0]).powi(2)).collect();
         let ky: Vec<f64> = (0..nx).map(|j| wavenumber(j, nx, self.bin[1]).powi(2)).collect();
-        kx.iter().flat_map(|a| ky.iter().map(move |b| a + b)).collect()
+        let mut k2 = vec![0.0; ni * nx];
+        k2.par_chunks_mut(nx.max(1)).zip(&kx).for_each(|(row, a)| {
+            row.iter_mut().zip(&ky).for_each(|(k, b)| *k = a + b);
+        });
+        k2
     }
 
     /// The deepest level computed.

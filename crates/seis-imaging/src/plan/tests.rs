@@ -255,3 +255,28 @@ fn refusals_are_clear() {
     let spectrum = (p.n_omega() * p.nk() * 8) as u64;
     assert!(p.host_memory_bytes() > spectrum);
 }
+
+/// `|k|²` holds kx² + ky² at every point of the padded plane, inlines first, for a plane that is not square
+/// (a transposed table would put the inline wavenumbers along the crosslines).
+#[test]
+fn k_squared_is_the_sum_of_the_two_wavenumbers_squared_inline_first() {
+    let g = input(40, 24, 200, 4.0);
+    let v = VelocityModel::Constant(2000.0);
+    let params = ImagingParams { dz: 10.0, zmax: Some(200.0), fmax: 40.0, ..Default::default() };
+    let image = image_geometry(&g, &params, &v).unwrap();
+    let p = Plan::new(&g, [12.5, 25.0], &WindowParams::default(), &params, &v, &ImageRequest::whole(&image)).unwrap();
+    let [ni, nx, _] = p.padded;
+    assert_ne!(ni, nx);
+    let k2 = p.k_squared();
+    assert_eq!(k2.len(), ni * nx);
+    let k = |i: usize, n: usize, d: f64| {
+        let m = if i <= n / 2 { i as f64 } else { i as f64 - n as f64 };
+        2.0 * std::f64::consts::PI * m / (n as f64 * d)
+    };
+    for i in 0..ni {
+        for j in 0..nx {
+            let expected = k(i, ni, 12.5).powi(2) + k(j, nx, 25.0).powi(2);
+            assert!((k2[i * nx + j] - expected).abs() <= 1e-12 * expected.max(1e-9), "({i}, {j})");
+        }
+    }
+}
